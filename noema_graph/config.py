@@ -1,0 +1,135 @@
+"""Agent configuration: one frozen, validated pydantic model.
+
+Defaults follow the NoeAgent design (seed 004, section 8). ``mode="ask"`` forces a read-only
+configuration: one iteration, no toolkits, no permissions, no memory writes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from noema_graph.errors import ConfigurationError
+
+Permission = Literal["fs:read", "fs:write", "shell:execute", "net:outbound"]
+Toolkit = Literal["search", "bash", "python_executor", "file_edit"]
+Protocol = Literal["auto", "native", "react"]
+
+ALL_PERMISSIONS: tuple[Permission, ...] = ("fs:read", "fs:write", "net:outbound", "shell:execute")
+DEFAULT_TOOLKITS: tuple[Toolkit, ...] = ("search", "bash", "python_executor", "file_edit")
+
+
+class MCPServer(BaseModel):
+    """One MCP server: a stdio command or a streamable-HTTP URL."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="Server name; its tools are exposed as '<name>__<tool>'.")
+    command: str | None = Field(default=None, description="Executable for the stdio transport.")
+    args: tuple[str, ...] = Field(default=(), description="Arguments of the stdio command.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment for the server.")
+    cwd: str | None = Field(default=None, description="Working directory of the stdio server.")
+    url: str | None = Field(default=None, description="Endpoint for streamable HTTP.")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers.")
+    connect_timeout_s: float = Field(default=30.0, gt=0, description="Session start timeout.")
+    read_timeout_s: float = Field(default=60.0, gt=0, description="Per-request read timeout.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_identifier(cls, value: str) -> str:
+        if not value or not value.replace("-", "_").isidentifier() or "__" in value:
+            msg = f"server name {value!r} must be a non-empty identifier without '__'"
+            raise ValueError(msg)
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> MCPServer:
+        if (self.command is None) == (self.url is None):
+            msg = f"server {self.name!r} needs exactly one of 'command' (stdio) or 'url' (http)"
+            raise ValueError(msg)
+        return self
+
+
+class AgentConfig(BaseModel):
+    """Everything that shapes one agent: mode, model, limits, tools, memory, output schema."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    mode: Literal["ask", "agent"] = Field(default="agent", description="ask: read-only Q&A.")
+    name: str = Field(default="noema", description="Agent name, reported in logs and output.")
+    version: str = Field(default="1.0.0", description="Agent version, reported in output.")
+    model: str | None = Field(default=None, description="Model spec for make_model().")
+    planning_model: str | None = Field(default=None, description="Model spec for planning.")
+    protocol: Protocol = Field(default="auto", description="Action protocol: native or react.")
+    max_iterations: int = Field(default=25, ge=1, description="execute_step calls at most.")
+    max_tool_calls_per_step: int = Field(default=5, ge=1, description="Tool calls run per step.")
+    reflection_interval: int = Field(default=3, ge=1, description="Iterations between reflections.")
+    max_replans: int = Field(default=3, ge=0, description="Plan revisions at most.")
+    timeout_s: float | None = Field(default=600.0, gt=0, description="Wall-clock budget.")
+    max_total_tokens: int | None = Field(default=None, ge=1, description="Token budget.")
+    max_cost_usd: float | None = Field(default=None, ge=0, description="USD cost budget.")
+    loop_threshold: int = Field(default=3, ge=2, description="Identical calls that mean a loop.")
+    model_retries: int = Field(default=3, ge=1, description="Attempts for transient errors.")
+    plan_retries: int = Field(default=2, ge=1, description="Attempts to get a valid plan.")
+    tool_timeout_s: float = Field(default=60.0, gt=0, description="Per tool call timeout.")
+    enabled_toolkits: tuple[Toolkit, ...] = Field(default=DEFAULT_TOOLKITS)
+    mcp_servers: tuple[MCPServer, ...] = Field(default=())
+    permissions: tuple[Permission, ...] = Field(default=ALL_PERMISSIONS)
+    persist_memory: bool = Field(default=True, description="Store results in long-term memory.")
+    working_directory: Path | None = Field(default=None, description="Sandbox root for tools.")
+    output_schema: type[BaseModel] | None = Field(default=None, description="Result schema.")
+    price_overrides: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="USD per million (input, output) tokens by model name; wins over genai-prices.",
+    )
+
+    def __init__(self, **data: Any) -> None:
+        """Validate ``data``; any invalid field raises :class:`ConfigurationError` naming it."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _configuration_error(exc) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ask_mode_is_read_only(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("mode") == "ask":
+            return {
+                **data,
+                "max_iterations": 1,
+                "enabled_toolkits": (),
+                "permissions": (),
+                "persist_memory": False,
+            }
+        return data
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema_is_model(cls, value: object) -> object:
+        if value is not None and not (isinstance(value, type) and issubclass(value, BaseModel)):
+            msg = "must be a pydantic BaseModel subclass"
+            raise ValueError(msg)
+        return value
+
+    def recursion_limit(self) -> int:
+        """Return a superstep bound the routers always reach first.
+
+        Each iteration costs at most two supersteps (execute_step, tool_node) and each
+        reflection two more (reflect, revise_plan); plan and finalize add two. The margin
+        leaves room for the routers to see ``remaining_steps`` run low and finalize.
+        """
+        reflections = self.max_iterations // self.reflection_interval + self.max_replans + 2
+        return 2 * self.max_iterations + 2 * reflections + 10
+
+
+def _configuration_error(exc: ValidationError) -> ConfigurationError:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "AgentConfig"
+    value = first.get("input")
+    return ConfigurationError(
+        field,
+        f"{first['msg']} (got {value!r})",
+        fix=f"pass a valid value for AgentConfig.{field}; see the README's configuration table",
+    )

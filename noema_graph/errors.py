@@ -1,0 +1,58 @@
+"""The error hierarchy of noema_graph.
+
+Tiers, from the caller's point of view:
+
+* developer misuse: :class:`ConfigurationError`;
+* unexpected model behaviour: :class:`PlanningError`, :class:`ParseError`, :class:`LLMError`;
+* run termination: :class:`BudgetExceeded`, :class:`IterationLimit`, :class:`Cancelled`;
+* tool failure: :class:`ToolError`.
+
+Exceptions never log; the caller decides what to do with them.
+"""
+
+from __future__ import annotations
+
+
+class NoemaError(Exception):
+    """Base class of every error raised by noema_graph."""
+
+
+class ConfigurationError(NoemaError, ValueError):
+    """A value given by the developer is invalid; the message names the field and the fix."""
+
+    def __init__(self, field: str, message: str, *, fix: str | None = None) -> None:
+        """Build the error for ``field`` with an optional suggested ``fix``."""
+        self.field = field
+        self.fix = fix
+        text = f"{field}: {message}"
+        if fix:
+            text += f" (fix: {fix})"
+        super().__init__(text)
+
+
+class PlanningError(NoemaError):
+    """The model did not produce a usable plan."""
+
+
+class ParseError(NoemaError):
+    """A model response could not be parsed into the expected structure."""
+
+
+class LLMError(NoemaError):
+    """The model call failed and retrying will not help."""
+
+
+class BudgetExceeded(NoemaError):
+    """A token, cost or time budget was exhausted."""
+
+
+class IterationLimit(NoemaError):
+    """The iteration limit was reached."""
+
+
+class Cancelled(NoemaError):
+    """The run was cancelled by the caller."""
+
+
+class ToolError(NoemaError):
+    """A tool failed in a way the model cannot recover from."""
