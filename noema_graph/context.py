@@ -1,0 +1,38 @@
+"""Run-scoped context passed to every node through LangGraph's ``context_schema``.
+
+Pass it as ``graph.invoke(inputs, config, context=RunContext(...))``; every field is optional
+and a run without context behaves as if ``RunContext()`` had been given.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Who runs, under which ids, with which budget overrides and abort switch."""
+
+    user_id: str = "anonymous"
+    session_id: str | None = None
+    correlation_id: str = field(default_factory=lambda: uuid4().hex)
+    trace_id: str | None = None
+    abort: threading.Event | None = None
+    max_cost_usd: float | None = None
+    timeout_s: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def aborted(self) -> bool:
+        """Return True once the caller has set the abort event."""
+        return self.abort is not None and self.abort.is_set()
+
+
+DEFAULT_CONTEXT = RunContext()
+
+
+def context_of(value: object) -> RunContext:
+    """Return ``value`` if it is a RunContext, else the default context."""
+    return value if isinstance(value, RunContext) else DEFAULT_CONTEXT

@@ -1,0 +1,145 @@
+"""Typed activity events streamed to UIs through LangGraph's ``custom`` stream mode.
+
+Every event is a dict with ``type`` plus the fields of its model below; nodes emit them in
+order: turn_start, plan_created, (thinking, tool_call_start, tool_call_end)*, reflection,
+plan_revised, content_chunk, turn_end; error and warning whenever they happen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noema_graph.state.models import utc_now
+
+
+class ActivityEvent(BaseModel):
+    """Fields every event carries."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    run_id: str = ""
+    timestamp: str = Field(default_factory=utc_now)
+
+
+class TurnStart(ActivityEvent):
+    """A run began: the request and the mode."""
+
+    type: Literal["turn_start"] = "turn_start"
+    request: str
+    mode: Literal["agent", "ask"]
+
+
+class Thinking(ActivityEvent):
+    """The model produced reasoning text in ``node``."""
+
+    type: Literal["thinking"] = "thinking"
+    node: str
+    text: str
+
+
+class ToolCallStart(ActivityEvent):
+    """A tool call is about to run."""
+
+    type: Literal["tool_call_start"] = "tool_call_start"
+    call_id: str
+    tool: str
+    input: Any = None
+
+
+class ToolCallEnd(ActivityEvent):
+    """A tool call finished (``status`` error covers refusals and exceptions)."""
+
+    type: Literal["tool_call_end"] = "tool_call_end"
+    call_id: str
+    tool: str
+    status: Literal["ok", "error"]
+    output: str
+    duration_ms: float
+
+
+class ContentChunk(ActivityEvent):
+    """A piece of the final answer."""
+
+    type: Literal["content_chunk"] = "content_chunk"
+    text: str
+
+
+class TurnEnd(ActivityEvent):
+    """The run ended: success, why it stopped, tokens and cost."""
+
+    type: Literal["turn_end"] = "turn_end"
+    success: bool
+    stop_reason: str | None = None
+    total_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+class ErrorEvent(ActivityEvent):
+    """Something failed; ``code`` matches ``output.error.code`` when it ends the run."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class Warning(ActivityEvent):  # noqa: A001 - the event is called "warning" on the wire
+    """Something degraded without failing the run (memory unavailable, fallback plan...)."""
+
+    type: Literal["warning"] = "warning"
+    code: str
+    message: str
+
+
+class PlanCreated(ActivityEvent):
+    """The planner produced a plan (``fallback`` when it had to answer directly)."""
+
+    type: Literal["plan_created"] = "plan_created"
+    goal: str
+    steps: list[str]
+    fallback: bool = False
+
+
+class PlanRevised(ActivityEvent):
+    """The plan was revised; completed steps are kept."""
+
+    type: Literal["plan_revised"] = "plan_revised"
+    goal: str
+    steps: list[str]
+    replans: int
+
+
+class ReflectionEvent(ActivityEvent):
+    """The model reflected on progress and decided what to do next."""
+
+    type: Literal["reflection"] = "reflection"
+    decision: str
+    reason: str
+    forced_by_loop: bool = False
+
+
+class Compaction(ActivityEvent):
+    """Older observations were shortened to fit the context window."""
+
+    type: Literal["compaction"] = "compaction"
+    before_tokens: int
+    after_tokens: int
+    truncated: int
+
+
+EVENT_TYPES: tuple[type[ActivityEvent], ...] = (
+    TurnStart,
+    Thinking,
+    ToolCallStart,
+    ToolCallEnd,
+    ContentChunk,
+    TurnEnd,
+    ErrorEvent,
+    Warning,
+    PlanCreated,
+    PlanRevised,
+    ReflectionEvent,
+    Compaction,
+)

@@ -1,0 +1,41 @@
+"""The read-only ask graph: recall_memory -> generate_answer. No tools, no writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
+
+from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
+from noema_graph.graphs._wiring import node
+from noema_graph.graphs.runtime import compile_graph
+from noema_graph.nodes.deps import make_deps
+from noema_graph.nodes.generate_answer import agenerate_answer, generate_answer
+from noema_graph.nodes.recall_memory import arecall_memory, recall_memory
+from noema_graph.state.agent import AskState
+
+
+def build_ask_graph(
+    config: AgentConfig | None = None,
+    *,
+    model: BaseChatModel,
+    checkpointer: Checkpointer = None,
+    store: BaseStore | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the ask graph; ``config`` is forced into ask mode (no tools, no memory writes)."""
+    base = config or AgentConfig()
+    config = AgentConfig(**{**base.model_dump(exclude={"mode"}), "mode": "ask",
+                            "output_schema": base.output_schema})
+    deps = make_deps(config, model=model)
+    builder = StateGraph(AskState, context_schema=RunContext)
+    builder.add_node(*node(recall_memory, arecall_memory, deps))
+    builder.add_node(*node(generate_answer, agenerate_answer, deps))
+    builder.add_edge(START, "recall_memory")
+    builder.add_edge("recall_memory", "generate_answer")
+    builder.add_edge("generate_answer", END)
+    return compile_graph(builder, config, checkpointer=checkpointer, store=store)

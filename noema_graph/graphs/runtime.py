@@ -1,0 +1,50 @@
+"""Compile settings shared by every graph, and tool resolution from the config."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
+
+from noema_graph.config import AgentConfig
+from noema_graph.errors import ConfigurationError
+from noema_graph.nodes.deps import ToolProvider
+
+# Save a checkpoint after every superstep before the next one starts, so a crash never
+# re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).
+DURABILITY = "sync"
+
+
+def compile_graph(
+    builder: StateGraph[Any, Any, Any, Any],
+    config: AgentConfig,
+    *,
+    checkpointer: Checkpointer,
+    store: BaseStore | None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile ``builder`` with the limits' recursion bound and sync durability."""
+    graph = builder.compile(checkpointer=checkpointer, store=store, name=config.name)
+    return graph.with_config(
+        recursion_limit=config.recursion_limit(),
+        configurable={CONFIG_KEY_DURABILITY: DURABILITY},
+    )
+
+
+def resolve_tools(
+    config: AgentConfig, tools: Sequence[BaseTool]
+) -> tuple[list[BaseTool], list[ToolProvider]]:
+    """Return the static tools (given + toolkits) and lazy providers (MCP) for ``config``."""
+    static = list(tools)
+    providers: list[ToolProvider] = []
+    names = [t.name for t in static]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigurationError("tools", f"duplicate tool names {duplicates}",
+                                 fix="give every tool a unique name")
+    return static, providers

@@ -1,0 +1,90 @@
+"""Helpers shared by the node functions: events, prompt pieces and request extraction."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+
+from noema_graph.context import RunContext, context_of
+from noema_graph.events import ActivityEvent
+from noema_graph.state.models import RunInfo, TaskPlan
+
+logger = logging.getLogger(__name__)
+
+OBSERVATION_PREVIEW_CHARS = 2_000
+
+
+def ctx(runtime: Runtime[Any]) -> RunContext:
+    """Return the run context, or the default one when the caller gave none."""
+    return context_of(runtime.context)
+
+
+def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) -> None:
+    """Send ``event`` to the ``custom`` stream, stamped with the run id."""
+    run: RunInfo | None = state.get("run")
+    run_id = run.run_id if run else str(state.get("run_id", ""))
+    payload = event.model_copy(update={"run_id": run_id})
+    runtime.stream_writer(payload.model_dump(mode="json"))
+
+
+@contextmanager
+def stopwatch() -> Iterator[list[float]]:
+    """Yield a one-item list that holds the elapsed seconds once the block ends."""
+    cell = [0.0]
+    start = time.perf_counter()
+    try:
+        yield cell
+    finally:
+        cell[0] = time.perf_counter() - start
+
+
+def latest_request(messages: Sequence[AnyMessage]) -> str:
+    """Return the text of the last human message."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.text
+    return ""
+
+
+def plan_text(plan: TaskPlan | None) -> str:
+    """Render a plan as numbered lines with statuses."""
+    if plan is None:
+        return "(no plan)"
+    return "\n".join(
+        f"{i + 1}. [{s.status}] {s.description}" for i, s in enumerate(plan.steps)
+    )
+
+
+def results_text(plan: TaskPlan | None) -> str:
+    """Render the completed steps' results."""
+    done = plan.completed_results() if plan else []
+    if not done:
+        return "(none yet)"
+    return "\n".join(f"- {desc}: {result}" for desc, result in done)
+
+
+def tools_text(tools: Sequence[BaseTool]) -> str:
+    """Render tool names, descriptions and argument schemas for a prompt."""
+    if not tools:
+        return "(no tools)"
+    lines = []
+    for tool in tools:
+        schema = json.dumps(tool.args, sort_keys=True, default=str)
+        lines.append(f"- {tool.name}: {tool.description.strip()} Arguments: {schema}")
+    return "\n".join(lines)
+
+
+def preview(value: object, limit: int = OBSERVATION_PREVIEW_CHARS) -> str:
+    """Return ``value`` as text, cut to ``limit`` characters with a marker."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... [truncated {len(text) - limit} chars]"

@@ -1,0 +1,118 @@
+"""Build-time dependencies of a graph's nodes: config, models, tools, pricing.
+
+A graph factory builds one :class:`AgentDeps` and binds it to every node; what changes per
+run (user, trace id, abort switch) comes through :class:`~noema_graph.context.RunContext`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from noema_graph.config import AgentConfig
+from noema_graph.models.pricing import estimate_cost_usd
+from noema_graph.models.profile import ModelProfile, model_profile
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    """Tools that open lazily (MCP sessions) and must be closed when the run ends."""
+
+    def get_tools(self) -> list[BaseTool]:
+        """Open if needed and return the tools."""
+        ...
+
+    async def aget_tools(self) -> list[BaseTool]:
+        """Async twin of get_tools."""
+        ...
+
+    def close(self) -> None:
+        """Release sessions and processes."""
+        ...
+
+    async def aclose(self) -> None:
+        """Async twin of close."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentDeps:
+    """Everything a node needs that is fixed when the graph is built."""
+
+    config: AgentConfig
+    model: BaseChatModel
+    planning_model: BaseChatModel
+    profile: ModelProfile
+    tools: tuple[BaseTool, ...] = ()
+    providers: tuple[ToolProvider, ...] = ()
+
+    @property
+    def protocol(self) -> Literal["native", "react"]:
+        """Return the action protocol: the config's choice, else the model's default."""
+        if self.config.protocol != "auto":
+            return self.config.protocol
+        return self.profile.protocol
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Return the USD cost of one call, or None when the model's price is unknown."""
+        return estimate_cost_usd(
+            self.profile.model_name,
+            self.profile.provider,
+            prompt_tokens,
+            completion_tokens,
+            self.config.price_overrides,
+        )
+
+    def structured(self, model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
+        """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
+        method = self.profile.structured_output_method
+        return model.with_structured_output(schema, method=method, include_raw=True)
+
+    def tool_list(self) -> list[BaseTool]:
+        """Return the static tools followed by every provider's tools."""
+        tools = list(self.tools)
+        for provider in self.providers:
+            tools.extend(provider.get_tools())
+        return tools
+
+    async def atool_list(self) -> list[BaseTool]:
+        """Async twin of :meth:`tool_list`."""
+        tools = list(self.tools)
+        for provider in self.providers:
+            tools.extend(await provider.aget_tools())
+        return tools
+
+    def step_model(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+        """Return the model for execute_step: tools bound natively, or the ReAct grammar."""
+        if self.protocol == "react":
+            from noema_graph.models.grammar import bind_react_grammar
+
+            return bind_react_grammar(self.model, tools)
+        if not tools:
+            return self.model
+        return self.model.bind_tools(list(tools))
+
+
+def make_deps(
+    config: AgentConfig,
+    *,
+    model: BaseChatModel,
+    planning_model: BaseChatModel | None = None,
+    tools: Sequence[BaseTool] = (),
+    providers: Sequence[ToolProvider] = (),
+) -> AgentDeps:
+    """Build the dependencies of one graph."""
+    return AgentDeps(
+        config=config,
+        model=model,
+        planning_model=planning_model or model,
+        profile=model_profile(model),
+        tools=tuple(tools),
+        providers=tuple(providers),
+    )

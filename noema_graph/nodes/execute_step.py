@@ -1,0 +1,190 @@
+"""The ``execute_step`` node: one ReAct turn on the current plan step."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import uuid4
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+
+from noema_graph.errors import LLMError
+from noema_graph.events import Compaction, ErrorEvent, Thinking
+from noema_graph.nodes.common import ctx, emit, plan_text, results_text, stopwatch, tools_text
+from noema_graph.nodes.compaction import fit_context
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.llm import ainvoke_with_retries, as_ai_message, invoke_with_retries, usage_of
+from noema_graph.nodes.routing import pending_tool_calls, route_before_model
+from noema_graph.prompts import EXECUTE, REACT
+from noema_graph.protocols.react import parse_response
+from noema_graph.state.agent import AgentState
+from noema_graph.state.models import ReasoningStep, TaskPlan
+
+INTERRUPTED = (
+    "No result was recorded for this call: the run was interrupted before it finished. "
+    "Call the tool again if you still need it."
+)
+
+
+def dangling_answers(state: AgentState) -> list[ToolMessage]:
+    """Answer tool calls left without a ToolMessage (a crash between call and result)."""
+    return [
+        ToolMessage(INTERRUPTED, tool_call_id=str(c["id"]), name=str(c["name"]), status="error")
+        for c in pending_tool_calls(state)
+    ]
+
+
+def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
+    step = plan.current_step if plan else None
+    return {
+        "goal": plan.goal if plan else "",
+        "plan": plan_text(plan),
+        "step_number": (plan.current_step_index + 1) if plan else 1,
+        "step_count": len(plan.steps) if plan else 1,
+        "step": step.description if step else "Answer the request.",
+        "results": results_text(plan),
+    }
+
+
+def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
+    """Render tool traffic as text turns, for models without native tool calling."""
+    history: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            history.append(HumanMessage(f"Observation: {message.text}"))
+        elif isinstance(message, AIMessage):
+            history.append(AIMessage(content=message.text))
+        elif not isinstance(message, SystemMessage):
+            history.append(message)
+    return history
+
+
+def build_prompt(
+    state: AgentState, deps: AgentDeps, tools: list[BaseTool], extra: list[ToolMessage]
+) -> list[BaseMessage]:
+    """Return the prompt for the current step in the configured protocol."""
+    fields = _step_fields(state.get("plan"))
+    messages = [*state.get("messages", []), *extra]
+    if deps.protocol == "react":
+        system = REACT.render(agent_name=deps.config.name, tools=tools_text(tools), extra="",
+                              **{k: v for k, v in fields.items() if k != "plan"})
+        return [SystemMessage(system), *_react_history(messages)]
+    system = EXECUTE.render(agent_name=deps.config.name, extra="", **fields)
+    return [SystemMessage(system), *messages]
+
+
+def _react_message(message: AIMessage) -> tuple[AIMessage, str]:
+    """Turn a ReAct text answer into an AIMessage with tool calls; return it and its thought."""
+    parsed = parse_response(message.text)
+    if parsed.tool is not None:
+        call = {"name": parsed.tool, "args": parsed.tool_input or {}, "id": f"react_{uuid4().hex[:12]}"}
+        return AIMessage(content=message.text, tool_calls=[call], id=message.id,
+                         usage_metadata=message.usage_metadata), parsed.thought
+    result = parsed.result if isinstance(parsed.result, str) else str(parsed.result)
+    return AIMessage(content=result, id=message.id, usage_metadata=message.usage_metadata), (
+        parsed.thought
+    )
+
+
+def _apply(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, response: Any,
+    extra: list[ToolMessage], seconds: float, trace: list[ReasoningStep],
+) -> dict[str, Any]:
+    message = as_ai_message(response)
+    thought = message.text
+    if deps.protocol == "react":
+        message, thought = _react_message(message)
+    iteration = int(state.get("iteration") or 0) + 1
+    update: dict[str, Any] = {"messages": [*extra, message], "iteration": iteration,
+                              "usage": usage_of(message, deps), "elapsed_s": seconds}
+    if thought:
+        emit(runtime, Thinking(node="execute_step", text=thought), state)
+    plan = state.get("plan")
+    if not message.tool_calls:
+        result = message.text
+        trace.append(ReasoningStep(kind="thought", thought=thought or result,
+                                   observation=result, round=iteration))
+        if plan is not None:
+            update["plan"] = plan.advance(result)
+    update["trace"] = trace
+    return update
+
+
+def _guard(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any] | None:
+    """Return an update that skips the model call, or None when the model may be called."""
+    context = ctx(runtime)
+    if context.aborted():
+        return {"cancelled": True}
+    if route_before_model(state, deps.config, context) != "call_model":
+        return {}
+    return None
+
+
+def _failure(state: AgentState, runtime: Runtime[Any], exc: LLMError,
+             extra: list[ToolMessage], seconds: float) -> dict[str, Any]:
+    emit(runtime, ErrorEvent(code="llm_error", message=str(exc)), state)
+    step = ReasoningStep(kind="error", thought=f"model call failed: {exc}", status="error")
+    return {"llm_error": str(exc), "messages": extra, "trace": [step], "elapsed_s": seconds}
+
+
+def _prepare(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
+             tools: list[BaseTool]) -> tuple[list[BaseMessage], list[ToolMessage], list[ReasoningStep]]:
+    extra = dangling_answers(state)
+    prompt, record = fit_context(build_prompt(state, deps, tools, extra), deps)
+    trace: list[ReasoningStep] = []
+    if record is not None:
+        trace.append(record.as_step(int(state.get("iteration") or 0)))
+        emit(runtime, Compaction(before_tokens=record.before_tokens,
+                                 after_tokens=record.after_tokens,
+                                 truncated=record.truncated), state)
+    return prompt, extra, trace
+
+
+def execute_step(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Call the model on the current step with the tools bound.
+
+    Reads: plan, messages, trace, counters. Writes: messages (the answer, tool calls or the
+    step's result), plan (advanced when the step is done), iteration, usage, trace.
+    Skips the model (writes nothing, or ``cancelled``) when a limit, a loop or a due
+    reflection means the router must take over.
+    """
+    if (skip := _guard(state, runtime, deps)) is not None:
+        return skip
+    with stopwatch() as took:
+        tools = deps.tool_list()
+        prompt, extra, trace = _prepare(state, runtime, deps, tools)
+        try:
+            response = invoke_with_retries(deps.step_model(tools), prompt,
+                                           attempts=deps.config.model_retries)
+        except LLMError as exc:
+            response = exc
+    if isinstance(response, LLMError):
+        return _failure(state, runtime, response, extra, took[0])
+    return _apply(state, runtime, deps, response, extra, took[0], trace)
+
+
+async def aexecute_step(
+    state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
+) -> dict[str, Any]:
+    """Async twin of :func:`execute_step`."""
+    if (skip := _guard(state, runtime, deps)) is not None:
+        return skip
+    with stopwatch() as took:
+        tools = await deps.atool_list()
+        prompt, extra, trace = _prepare(state, runtime, deps, tools)
+        try:
+            response = await ainvoke_with_retries(deps.step_model(tools), prompt,
+                                                  attempts=deps.config.model_retries)
+        except LLMError as exc:
+            response = exc
+    if isinstance(response, LLMError):
+        return _failure(state, runtime, response, extra, took[0])
+    return _apply(state, runtime, deps, response, extra, took[0], trace)

@@ -1,0 +1,158 @@
+"""The ``finalize`` node: the final answer, or the partial result when a limit ended the run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ValidationError
+
+from noema_graph.errors import LLMError
+from noema_graph.events import ContentChunk, TurnEnd
+from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.llm import (
+    aask_structured,
+    ainvoke_with_retries,
+    ask_structured,
+    invoke_with_retries,
+    usage_of,
+)
+from noema_graph.nodes.output import STOP_MESSAGES, build_output, partial_result
+from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
+from noema_graph.prompts import FINALIZE
+from noema_graph.state.agent import AgentState
+from noema_graph.state.models import ReasoningStep, StopReason, Usage
+from noema_graph.state.reducers import append_steps
+
+# Limits that no longer matter once the work is done: the answer is composed without a model.
+SOFT_LIMITS: frozenset[str] = frozenset({"max_iterations", "timeout", "budget_exceeded"})
+
+
+def _decide(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[StopReason | None, bool]:
+    """Return (stop reason, whether the model may be called to write the answer)."""
+    reason = stop_reason(state, deps.config, ctx(runtime))
+    reflection = state.get("reflection")
+    done = plan_complete(state) or (reflection is not None and reflection.decision == "finish")
+    if done and reason in SOFT_LIMITS:
+        return None, False
+    return reason, reason is None
+
+
+def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
+    schema = deps.config.output_schema
+    note = f"\nAnswer as {schema.__name__} JSON." if schema else ""
+    system = FINALIZE.render(agent_name=deps.config.name, schema_note=note,
+                             request=latest_request(state.get("messages", [])),
+                             results=results_text(state.get("plan")))
+    return [SystemMessage(system), HumanMessage("Write the final answer.")]
+
+
+def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bool | None]:
+    """Validate ``value`` (a model, dict or JSON text) against ``schema``.
+
+    Returns (typed data as a dict, True) when it matches, (the raw value, False) when not,
+    and (value, None) without a schema.
+    """
+    if schema is None:
+        return value, None
+    try:
+        if isinstance(value, BaseModel):
+            model = schema.model_validate(value.model_dump())
+        elif isinstance(value, str):
+            model = schema.model_validate_json(value.strip().removeprefix("```json").strip("`\n "))
+        else:
+            model = schema.model_validate(value)
+    except ValidationError:
+        return value, False
+    return model.model_dump(mode="json"), True
+
+
+def _single_result(state: AgentState) -> str | None:
+    plan = state.get("plan")
+    done = plan.completed_results() if plan else []
+    return done[0][1] if plan is not None and len(plan.steps) == 1 and len(done) == 1 else None
+
+
+def _finish(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, reason: StopReason | None,
+            answer: tuple[Any, Usage, bool], seconds: float) -> dict[str, Any]:
+    raw, usage, synthesized = answer
+    result, validated = validate_result(raw, deps.config.output_schema) if reason is None else (
+        partial_result(state.get("plan")), None)
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    dangling = [ToolMessage(f"Not executed: the run stopped ({reason or 'finished'}).",
+                            tool_call_id=str(c["id"]), name=str(c["name"]), status="error")
+                for c in pending_tool_calls(state)]
+    messages: list[Any] = [*dangling]
+    if synthesized or reason is not None:
+        note = f"[{STOP_MESSAGES[reason]}]\n" if reason else ""
+        messages.append(AIMessage(content=note + text))
+    step = ReasoningStep(kind="final" if reason is None else "limit",
+                         thought=STOP_MESSAGES[reason] if reason else "Final answer composed.",
+                         observation=text[:2000], round=int(state.get("iteration") or 0))
+    trace = append_steps(list(state.get("trace") or []), [[step]])
+    total = (state.get("usage") or Usage()) + usage
+    output = build_output(state, deps.config, result=result, validated=validated, reason=reason,
+                          trace=trace, usage=total, extra_seconds=seconds)
+    if text:
+        emit(runtime, ContentChunk(text=text), state)
+    emit(runtime, TurnEnd(success=output.success, stop_reason=reason,
+                          total_tokens=total.total_tokens, cost_usd=total.cost_usd), state)
+    return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
+            "usage": usage, "elapsed_s": seconds}
+
+
+def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Write the final answer, or the partial result and why the run stopped.
+
+    Reads: plan, trace, usage, counters. Writes: output (the contract), messages, trace.
+    Closes the run's tool providers (MCP sessions).
+    """
+    reason, may_call = _decide(state, runtime, deps)
+    answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
+    with stopwatch() as took:
+        single = _single_result(state)
+        try:
+            if may_call and deps.config.output_schema is not None:
+                value, used, _ = ask_structured(deps.model, deps.config.output_schema,
+                                                _prompt(state, deps), deps, attempts=2)
+                answer = (value if value is not None else single or answer[0], used, True)
+            elif may_call and single is None:
+                message = invoke_with_retries(deps.model, _prompt(state, deps),
+                                              attempts=deps.config.model_retries)
+                answer = (message.text, usage_of(message, deps), True)
+            elif single is not None:
+                answer = (single, Usage(), False)
+        except LLMError as exc:
+            state = {**state, "llm_error": str(exc)}
+            reason = "llm_error"
+        for provider in deps.providers:
+            provider.close()
+    return _finish(state, runtime, deps, reason, answer, took[0])
+
+
+async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`finalize`."""
+    reason, may_call = _decide(state, runtime, deps)
+    answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
+    with stopwatch() as took:
+        single = _single_result(state)
+        try:
+            if may_call and deps.config.output_schema is not None:
+                value, used, _ = await aask_structured(deps.model, deps.config.output_schema,
+                                                       _prompt(state, deps), deps, attempts=2)
+                answer = (value if value is not None else single or answer[0], used, True)
+            elif may_call and single is None:
+                message = await ainvoke_with_retries(deps.model, _prompt(state, deps),
+                                                     attempts=deps.config.model_retries)
+                answer = (message.text, usage_of(message, deps), True)
+            elif single is not None:
+                answer = (single, Usage(), False)
+        except LLMError as exc:
+            state = {**state, "llm_error": str(exc)}
+            reason = "llm_error"
+        for provider in deps.providers:
+            await provider.aclose()
+    return _finish(state, runtime, deps, reason, answer, took[0])

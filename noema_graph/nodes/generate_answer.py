@@ -1,0 +1,80 @@
+"""The ``generate_answer`` node: answer from the model and recalled memory, no tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from noema_graph.errors import LLMError
+from noema_graph.events import ContentChunk, ErrorEvent, TurnEnd
+from noema_graph.nodes.common import emit, stopwatch
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.finalize import validate_result
+from noema_graph.nodes.llm import ainvoke_with_retries, invoke_with_retries, usage_of
+from noema_graph.nodes.output import build_output
+from noema_graph.prompts import ANSWER
+from noema_graph.state.agent import AskState
+from noema_graph.state.models import ReasoningStep, Usage
+from noema_graph.state.reducers import append_steps
+
+
+def _prompt(state: AskState, deps: AgentDeps) -> list[BaseMessage]:
+    memory = state.get("memory_context") or []
+    memory_text = "\n".join(f"- {m['value']}" for m in memory) or "(none)"
+    system = ANSWER.render(agent_name=deps.config.name, memory=memory_text)
+    return [SystemMessage(system), *state.get("messages", [])]
+
+
+def _finish(state: AskState, runtime: Runtime[Any], deps: AgentDeps,
+            response: AIMessage | LLMError, seconds: float) -> dict[str, Any]:
+    if isinstance(response, LLMError):
+        emit(runtime, ErrorEvent(code="llm_error", message=str(response)), state)
+        state = {**state, "llm_error": str(response)}
+        text, usage, reason = "", Usage(), "llm_error"
+    else:
+        text, usage, reason = response.text, usage_of(response, deps), None
+    result, validated = validate_result(text, deps.config.output_schema) if reason is None else (
+        text, None)
+    step = ReasoningStep(kind="final" if reason is None else "error", thought="Answered.",
+                         observation=text[:2000], round=1)
+    trace = append_steps(list(state.get("trace") or []), [[step]])
+    total = (state.get("usage") or Usage()) + usage
+    output = build_output({**state, "iteration": 1}, deps.config, result=result,
+                          validated=validated, reason=reason, trace=trace, usage=total,
+                          extra_seconds=seconds)
+    if text:
+        emit(runtime, ContentChunk(text=text), state)
+    emit(runtime, TurnEnd(success=output.success, stop_reason=reason,
+                          total_tokens=total.total_tokens, cost_usd=total.cost_usd), state)
+    messages = [AIMessage(content=text)] if text else []
+    return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
+            "usage": usage, "elapsed_s": seconds, "llm_error": state.get("llm_error")}
+
+
+def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Answer the question with the model alone: no tools are bound.
+
+    Reads: messages, memory_context. Writes: output, messages, trace, usage.
+    """
+    response: AIMessage | LLMError
+    with stopwatch() as took:
+        try:
+            response = invoke_with_retries(deps.model, _prompt(state, deps),
+                                           attempts=deps.config.model_retries)
+        except LLMError as exc:
+            response = exc
+    return _finish(state, runtime, deps, response, took[0])
+
+
+async def agenerate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`generate_answer`."""
+    response: AIMessage | LLMError
+    with stopwatch() as took:
+        try:
+            response = await ainvoke_with_retries(deps.model, _prompt(state, deps),
+                                                  attempts=deps.config.model_retries)
+        except LLMError as exc:
+            response = exc
+    return _finish(state, runtime, deps, response, took[0])

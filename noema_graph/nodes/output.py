@@ -1,0 +1,149 @@
+"""Assemble the output contract from the final state: trace, metrics, confidence.
+
+Confidence formula (documented in the README), from the trace alone::
+
+    c = 1.0
+      - 0.3 * iterations / max_iterations          # long runs are less certain
+      - 0.3 * failed_tool_calls / tool_calls       # failing tools weaken the evidence
+      - 0.1 * min(replans, 2)                      # each replan: the first plan was wrong
+      - 0.05 * min(hallucinated_actions, 4)        # calls to tools that do not exist
+      - 0.1 if the plan fell back to "answer directly"
+      - 0.2 if the result did not validate against output_schema
+    c = c * 0.5 if a limit ended the run
+    clamped to [0, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from noema_graph.config import AgentConfig
+from noema_graph.nodes.routing import active_seconds
+from noema_graph.state.models import ReasoningStep, RunInfo, StopReason, TaskPlan, Usage
+from noema_graph.state.output import (
+    AgentError,
+    AgentOutput,
+    AgentReasoning,
+    ExecutionMetadata,
+    TokenUsage,
+    TraceStep,
+)
+
+STOP_MESSAGES: dict[str, str] = {
+    "max_iterations": "The iteration limit was reached before the task was finished.",
+    "timeout": "The wall-clock budget ran out before the task was finished.",
+    "budget_exceeded": "The token or cost budget was exhausted before the task was finished.",
+    "cancelled": "The run was cancelled.",
+    "loop_detected": "The agent repeated the same tool call without progress and was stopped.",
+    "llm_error": "The model failed and retrying did not help.",
+}
+
+
+def tools_used(trace: Sequence[ReasoningStep]) -> list[str]:
+    """Return tool names in order of first use (calls to unknown tools excluded)."""
+    seen: dict[str, None] = {}
+    for step in trace:
+        if step.kind == "tool" and step.action is not None:
+            seen.setdefault(step.action.tool, None)
+    return list(seen)
+
+
+def confidence(
+    trace: Sequence[ReasoningStep],
+    *,
+    iterations: int,
+    max_iterations: int,
+    replans: int,
+    stopped: bool,
+    validated: bool | None,
+) -> float:
+    """Return a 0..1 confidence computed from the trace (formula in the module docstring)."""
+    tool_steps = [s for s in trace if s.kind == "tool"]
+    failed = sum(1 for s in tool_steps if s.status == "error")
+    hallucinated = sum(1 for s in trace if s.kind == "hallucinated_action")
+    score = 1.0 - 0.3 * min(iterations / max(max_iterations, 1), 1.0)
+    if tool_steps:
+        score -= 0.3 * failed / len(tool_steps)
+    score -= 0.1 * min(replans, 2) + 0.05 * min(hallucinated, 4)
+    if any(s.kind == "plan_fallback" for s in trace):
+        score -= 0.1
+    if validated is False:
+        score -= 0.2
+    if stopped:
+        score *= 0.5
+    return round(min(max(score, 0.0), 1.0), 3)
+
+
+def decision_summary(plan: TaskPlan | None, iterations: int, tools: list[str],
+                     reason: StopReason | None) -> str:
+    """Summarise the run in one human-readable sentence."""
+    done = sum(1 for s in plan.steps if s.status == "completed") if plan else 0
+    total = len(plan.steps) if plan else 0
+    text = f"Completed {done}/{total} plan steps in {iterations} iterations"
+    text += f" using {', '.join(tools)}" if tools else " without tools"
+    return text + (f"; stopped early: {reason}." if reason else ".")
+
+
+def partial_result(plan: TaskPlan | None) -> str:
+    """Return what the completed steps produced, for runs a limit ended."""
+    done = plan.completed_results() if plan else []
+    if not done:
+        return ""
+    return "\n".join(f"{desc}: {result}" for desc, result in done)
+
+
+def build_output(
+    state: Mapping[str, Any],
+    config: AgentConfig,
+    *,
+    result: Any,
+    validated: bool | None,
+    reason: StopReason | None,
+    trace: Sequence[ReasoningStep],
+    usage: Usage,
+    extra_seconds: float = 0.0,
+) -> AgentOutput:
+    """Build the AgentOutput of a finished run."""
+    plan: TaskPlan | None = state.get("plan")
+    run: RunInfo = state.get("run") or RunInfo()
+    iterations = int(state.get("iteration") or 0)
+    replans = int(state.get("replans") or 0)
+    used = tools_used(trace)
+    error = None
+    if reason is not None:
+        error = AgentError(
+            code=reason,
+            message=STOP_MESSAGES[reason],
+            details={"llm_error": state.get("llm_error")} if reason == "llm_error" else None,
+            recoverable=reason != "llm_error",
+        )
+    elapsed_ms = (active_seconds({**state, "trace": trace}) + extra_seconds) * 1000
+    return AgentOutput(
+        success=reason is None,
+        result=result,
+        validated=validated,
+        error=error,
+        reasoning=AgentReasoning(
+            steps=[TraceStep(step=s.step, kind=s.kind, thought=s.thought, action=s.action,
+                             observation=s.observation, timestamp=s.timestamp) for s in trace],
+            decision=decision_summary(plan, iterations, used, reason),
+            confidence=confidence(trace, iterations=iterations, max_iterations=config.max_iterations,
+                                  replans=replans, stopped=reason is not None, validated=validated),
+        ),
+        metadata=ExecutionMetadata(
+            execution_time_ms=round(elapsed_ms, 3),
+            iterations=iterations,
+            tools_used=used,
+            token_usage=TokenUsage(prompt_tokens=usage.prompt_tokens,
+                                   completion_tokens=usage.completion_tokens,
+                                   total_tokens=usage.total_tokens),
+            estimated_cost_usd=usage.cost_usd,
+            model=run.model,
+            agent_version=config.version,
+            agent_name=config.name,
+            trace_id=run.trace_id,
+            replans=replans,
+            stop_reason=reason,
+        ),
+    )

@@ -1,0 +1,110 @@
+"""The ``plan`` node: turn the request into a TaskPlan, or fall back to answering directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
+from noema_graph.errors import LLMError
+from noema_graph.events import PlanCreated, TurnStart, Warning
+from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, tools_text
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.prompts import PLAN
+from noema_graph.state.agent import AgentState
+from noema_graph.state.reducers import append_steps
+from noema_graph.state.models import PlanDraft, ReasoningStep, RunInfo, TaskPlan, TaskStep, Usage
+
+MAX_PLAN_STEPS = 8
+FALLBACK_STEP = "Answer the request directly."
+
+
+def _prompt(state: AgentState, deps: AgentDeps, tool_names: str) -> list[BaseMessage]:
+    memory = state.get("memory_context") or []
+    memory_text = ""
+    if memory:
+        memory_text = "\nRelevant memories:\n" + "\n".join(f"- {m['value']}" for m in memory)
+    system = PLAN.render(
+        agent_name=deps.config.name, max_steps=MAX_PLAN_STEPS, memory=memory_text, tools=tool_names
+    )
+    return [SystemMessage(system), *state.get("messages", [])]
+
+
+def _update(
+    state: AgentState,
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    seconds: float,
+) -> dict[str, Any]:
+    request = latest_request(state.get("messages", []))
+    trace_id = ctx(runtime).trace_id
+    run = RunInfo(request=request, model=deps.profile.model_name, **(
+        {"trace_id": trace_id} if trace_id else {}
+    ))
+    update: dict[str, Any] = {
+        "run": run,
+        "iteration": 0,
+        "replans": 0,
+        "last_reflection_at": 0,
+        "reflection": None,
+        "loop_guard": None,
+        "cancelled": False,
+        "llm_error": None,
+        "output": {},
+        "elapsed_s": Overwrite(seconds),
+    }
+    emitted = {"run": run}
+    emit(runtime, TurnStart(request=request, mode="agent"), emitted)
+    if isinstance(outcome, LLMError):
+        plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
+        step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
+        return {**update, "plan": plan, "llm_error": str(outcome), "usage": Overwrite(Usage()),
+                "trace": Overwrite(append_steps([], [[step]]))}
+    draft, usage, errors = outcome
+    if isinstance(draft, PlanDraft):
+        plan = draft.to_plan()
+        step = ReasoningStep(kind="plan", thought=f"Plan for: {plan.goal}",
+                             observation="\n".join(s.description for s in plan.steps))
+    else:
+        plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
+        step = ReasoningStep(kind="plan_fallback", status="error",
+                             thought="No valid plan after retries; answering directly.",
+                             observation="; ".join(errors)[:2000])
+        emit(runtime, Warning(code="plan_fallback", message=step.observation or ""), emitted)
+    emit(runtime, PlanCreated(goal=plan.goal, steps=[s.description for s in plan.steps],
+                              fallback=step.kind == "plan_fallback"), emitted)
+    return {**update, "plan": plan, "usage": Overwrite(usage), "trace": Overwrite(append_steps([], [[step]]))}
+
+
+def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Turn the request into a TaskPlan through structured output.
+
+    Reads: messages, memory_context. Writes: run, plan, trace (reset), usage (reset), the
+    run's counters (reset), llm_error.
+    """
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            prompt = _prompt(state, deps, tools_text(deps.tool_list()))
+            outcome = ask_structured(deps.planning_model, PlanDraft, prompt, deps,
+                                     attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, deps, outcome, took[0])
+
+
+async def aplan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`plan`."""
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            prompt = _prompt(state, deps, tools_text(await deps.atool_list()))
+            outcome = await aask_structured(deps.planning_model, PlanDraft, prompt, deps,
+                                            attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, deps, outcome, took[0])

@@ -1,0 +1,65 @@
+"""The ``recall_memory`` node: read relevant memories from the Store, never write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from noema_graph.events import TurnStart, Warning
+from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.state.agent import AskState
+from noema_graph.state.reducers import append_steps
+from noema_graph.state.models import ReasoningStep, RunInfo, Usage
+
+from langgraph.types import Overwrite
+
+RECALL_LIMIT = 5
+
+
+def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[RunInfo, str]:
+    request = latest_request(state.get("messages", []))
+    trace_id = ctx(runtime).trace_id
+    run = RunInfo(request=request, model=deps.profile.model_name,
+                  **({"trace_id": trace_id} if trace_id else {}))
+    emit(runtime, TurnStart(request=request, mode="ask"), {"run": run})
+    return run, request
+
+
+def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) -> dict[str, Any]:
+    hits, warning = recalled
+    memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
+    trace = [ReasoningStep(kind="memory", thought=f"Recalled {len(memory)} memories.",
+                           observation="\n".join(m["value"] for m in memory)[:2000])]
+    if warning is not None:
+        emit(runtime, Warning(code="memory_unavailable", message=str(warning)), {"run": run})
+    return {"run": run, "memory_context": memory, "trace": Overwrite(append_steps([], [trace])),
+            "usage": Overwrite(Usage()), "elapsed_s": Overwrite(seconds), "llm_error": None,
+            "output": {}}
+
+
+def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Recall memories relevant to the question, read-only.
+
+    Reads: messages, the Store. Writes: run, memory_context, trace (reset), usage (reset).
+    A memory failure becomes a warning event; the answer goes on without memory.
+    """
+    from noema_graph.memory import recall_context
+
+    with stopwatch() as took:
+        run, request = _start(state, runtime, deps)
+        recalled = recall_context(runtime.store, user_id=ctx(runtime).user_id,
+                                  agent=deps.config.name, query=request, limit=RECALL_LIMIT)
+    return _update(run, runtime, recalled, took[0])
+
+
+async def arecall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`recall_memory`."""
+    from noema_graph.memory import arecall_context
+
+    with stopwatch() as took:
+        run, request = _start(state, runtime, deps)
+        recalled = await arecall_context(runtime.store, user_id=ctx(runtime).user_id,
+                                         agent=deps.config.name, query=request, limit=RECALL_LIMIT)
+    return _update(run, runtime, recalled, took[0])

@@ -1,0 +1,92 @@
+"""The ``reflect`` node: a structured Reflection on progress, periodic or forced by a loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from noema_graph.errors import LLMError
+from noema_graph.events import ReflectionEvent
+from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.nodes.routing import loop_state, repeat_streak
+from noema_graph.prompts import REFLECT
+from noema_graph.state.agent import AgentState
+from noema_graph.state.models import LoopGuard, ReasoningStep, Reflection, Usage
+
+RECENT_STEPS = 8
+
+
+def _prompt(state: AgentState, deps: AgentDeps, forced: bool) -> list[BaseMessage]:
+    plan = state.get("plan")
+    recent = (state.get("trace") or [])[-RECENT_STEPS:]
+    lines = [
+        f"{s.step}. [{s.kind}] {s.thought[:300]}"
+        + (f" -> {s.action.tool}({s.action.input})" if s.action else "")
+        + (f" => {preview(s.observation, 300)}" if s.observation else "")
+        for s in recent
+    ]
+    note = ""
+    if forced:
+        sig, streak = repeat_streak(state.get("trace") or [])
+        note = (f"WARNING: the same tool call {sig} was made {streak} times in a row with no "
+                "progress. Change approach (revise) or finish.")
+    system = REFLECT.render(goal=plan.goal if plan else latest_request(state.get("messages", [])),
+                            plan=plan_text(plan), trace="\n".join(lines) or "(empty)",
+                            loop_note=note)
+    return [SystemMessage(system), HumanMessage("Reflect now.")]
+
+
+def _update(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, forced: bool,
+            outcome: tuple[Any, Usage, list[str]] | LLMError, seconds: float) -> dict[str, Any]:
+    iteration = int(state.get("iteration") or 0)
+    update: dict[str, Any] = {"last_reflection_at": iteration, "elapsed_s": seconds}
+    if forced:
+        signature, streak = repeat_streak(state.get("trace") or [])
+        update["loop_guard"] = LoopGuard(signature=signature or "", streak=streak)
+    if isinstance(outcome, LLMError):
+        step = ReasoningStep(kind="error", thought=f"reflection failed: {outcome}", status="error")
+        return {**update, "llm_error": str(outcome), "trace": [step]}
+    value, usage, errors = outcome
+    reflection = value if isinstance(value, Reflection) else Reflection(
+        progress="unknown", remaining="unknown", decision="revise" if forced else "continue",
+        reason=f"no valid reflection ({'; '.join(errors)[:300]})",
+    )
+    step = ReasoningStep(kind="reflection", thought=reflection.progress,
+                         observation=f"{reflection.decision}: {reflection.reason}", round=iteration)
+    emit(runtime, ReflectionEvent(decision=reflection.decision, reason=reflection.reason,
+                                  forced_by_loop=forced), state)
+    return {**update, "reflection": reflection, "usage": usage, "trace": [step]}
+
+
+def reflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Assess progress and decide: continue, revise or finish.
+
+    Reads: plan, trace, iteration. Writes: reflection, last_reflection_at, loop_guard (when
+    forced by a repeated call), usage, trace.
+    """
+    forced = loop_state(state, deps.config) == "reflect"
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            outcome = ask_structured(deps.model, Reflection, _prompt(state, deps, forced), deps,
+                                     attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, deps, forced, outcome, took[0])
+
+
+async def areflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`reflect`."""
+    forced = loop_state(state, deps.config) == "reflect"
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            outcome = await aask_structured(deps.model, Reflection, _prompt(state, deps, forced),
+                                            deps, attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, deps, forced, outcome, took[0])

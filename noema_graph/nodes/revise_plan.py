@@ -1,0 +1,93 @@
+"""The ``revise_plan`` node: replace the remaining steps, keeping the completed ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from noema_graph.errors import LLMError
+from noema_graph.events import PlanRevised
+from noema_graph.nodes.common import emit, stopwatch
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.nodes.plan import MAX_PLAN_STEPS
+from noema_graph.prompts import REVISE
+from noema_graph.state.agent import AgentState
+from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
+
+
+def _prompt(state: AgentState) -> list[BaseMessage]:
+    plan = state.get("plan") or TaskPlan(goal="")
+    done = [s for s in plan.steps if s.status == "completed"]
+    todo = [s for s in plan.steps if s.status != "completed"]
+    reflection = state.get("reflection")
+    system = REVISE.render(
+        goal=plan.goal,
+        completed="\n".join(f"- {s.description}: {s.result}" for s in done) or "(none)",
+        remaining="\n".join(f"- {s.description}" for s in todo) or "(none)",
+        feedback=f"{reflection.remaining} ({reflection.reason})" if reflection else "(none)",
+        max_steps=MAX_PLAN_STEPS,
+    )
+    return [SystemMessage(system), HumanMessage("Write the revised remaining steps.")]
+
+
+def revised(plan: TaskPlan, draft: PlanDraft) -> TaskPlan:
+    """Return ``plan`` with its completed steps kept and the rest replaced by ``draft``."""
+    done = tuple(s for s in plan.steps if s.status == "completed")
+    new = tuple(TaskStep(description=d) for d in draft.steps if d.strip())
+    if not new:
+        return plan
+    return TaskPlan(goal=plan.goal, steps=done + new, current_step_index=len(done)).started()
+
+
+def _update(state: AgentState, runtime: Runtime[Any], outcome: tuple[Any, Usage, list[str]] | LLMError,
+            seconds: float) -> dict[str, Any]:
+    replans = int(state.get("replans") or 0) + 1
+    plan = state.get("plan") or TaskPlan(goal="")
+    update: dict[str, Any] = {"replans": replans, "elapsed_s": seconds}
+    if isinstance(outcome, LLMError):
+        step = ReasoningStep(kind="error", thought=f"plan revision failed: {outcome}", status="error")
+        return {**update, "llm_error": str(outcome), "trace": [step]}
+    draft, usage, errors = outcome
+    if not isinstance(draft, PlanDraft):
+        step = ReasoningStep(kind="error", status="error", thought="No valid revised plan; "
+                             f"keeping the current one ({'; '.join(errors)[:300]}).")
+        return {**update, "usage": usage, "trace": [step]}
+    new_plan = revised(plan, draft)
+    step = ReasoningStep(kind="plan_revised", thought=f"Plan revised (#{replans}).",
+                         observation="\n".join(s.description for s in new_plan.steps),
+                         round=int(state.get("iteration") or 0))
+    emit(runtime, PlanRevised(goal=new_plan.goal, steps=[s.description for s in new_plan.steps],
+                              replans=replans), state)
+    return {**update, "plan": new_plan, "usage": usage, "trace": [step]}
+
+
+def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Ask for a revised TaskPlan that keeps the completed steps.
+
+    Reads: plan, reflection. Writes: plan, replans, usage, trace.
+    """
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            outcome = ask_structured(deps.planning_model, PlanDraft, _prompt(state), deps,
+                                     attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, outcome, took[0])
+
+
+async def arevise_plan(
+    state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
+) -> dict[str, Any]:
+    """Async twin of :func:`revise_plan`."""
+    outcome: tuple[Any, Usage, list[str]] | LLMError
+    with stopwatch() as took:
+        try:
+            outcome = await aask_structured(deps.planning_model, PlanDraft, _prompt(state), deps,
+                                            attempts=deps.config.plan_retries)
+        except LLMError as exc:
+            outcome = exc
+    return _update(state, runtime, outcome, took[0])

@@ -1,0 +1,211 @@
+"""Pure routing functions and the limit checks they share.
+
+Every function here reads a state mapping (plain dicts work) and an AgentConfig and returns
+a decision; nothing reads a clock, a model or a file. Every limit ends the run in
+``finalize`` with a typed stop reason, never in an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.types import Send
+
+from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
+from noema_graph.state.models import LoopGuard, ReasoningStep, StopReason, TaskPlan, Usage
+
+# Supersteps finalize needs after a router decides to stop (finalize itself, plus margin).
+STEPS_RESERVED_FOR_FINALIZE = 3
+
+PreModel = Literal["call_model", "reflect", "finalize"]
+AfterExecute = Literal["tool_node", "reflect", "execute_step", "finalize"]
+AfterReflect = Literal["revise_plan", "execute_step", "finalize"]
+
+
+def active_seconds(state: Mapping[str, Any]) -> float:
+    """Return the run's active time: node time plus, per tool round, its slowest call.
+
+    Tool calls of one round run concurrently, so a round costs its slowest call, not the sum.
+    """
+    rounds: dict[int, float] = {}
+    for step in state.get("trace") or ():
+        if step.kind in ("tool", "hallucinated_action"):
+            rounds[step.round] = max(rounds.get(step.round, 0.0), step.duration_ms)
+    return float(state.get("elapsed_s") or 0.0) + sum(rounds.values()) / 1000.0
+
+
+def tool_signature(step: ReasoningStep) -> str | None:
+    """Return a canonical 'name(args)' of a tool step, or None for other steps."""
+    if step.kind not in ("tool", "hallucinated_action") or step.action is None:
+        return None
+    args = json.dumps(step.action.input, sort_keys=True, default=str)
+    return f"{step.action.tool}({args})"
+
+
+def repeat_streak(trace: Sequence[ReasoningStep]) -> tuple[str | None, int]:
+    """Return the latest tool call signature and how many times in a row it was made."""
+    signature: str | None = None
+    streak = 0
+    for step in reversed(trace):
+        sig = tool_signature(step)
+        if sig is None:
+            if step.kind in ("thought", "final"):
+                break  # a step finished in between: the calls are no longer "in a row"
+            continue
+        if signature is None:
+            signature, streak = sig, 1
+        elif sig == signature:
+            streak += 1
+        else:
+            break
+    return signature, streak
+
+
+def loop_state(state: Mapping[str, Any], config: AgentConfig) -> Literal["ok", "reflect", "stop"]:
+    """Classify repeated identical tool calls.
+
+    ``loop_threshold`` identical calls in a row force one reflection; one more identical call
+    after that reflection stops the run with ``loop_detected``.
+    """
+    signature, streak = repeat_streak(state.get("trace") or ())
+    if signature is None or streak < config.loop_threshold:
+        return "ok"
+    guard: LoopGuard | None = state.get("loop_guard")
+    if guard is None or guard.signature != signature:
+        return "reflect"
+    return "stop" if streak > guard.streak else "ok"
+
+
+def budget_reason(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> StopReason | None:
+    """Return the first exhausted limit (cancel, time, tokens, cost, steps, iterations)."""
+    ctx = context or RunContext()
+    usage: Usage = state.get("usage") or Usage()
+    timeout = ctx.timeout_s if ctx.timeout_s is not None else config.timeout_s
+    max_cost = ctx.max_cost_usd if ctx.max_cost_usd is not None else config.max_cost_usd
+    remaining = state.get("remaining_steps")
+    reason: StopReason | None = None
+    if state.get("cancelled") or ctx.aborted():
+        reason = "cancelled"
+    elif state.get("llm_error"):
+        reason = "llm_error"
+    elif timeout is not None and active_seconds(state) >= timeout:
+        reason = "timeout"
+    elif config.max_total_tokens is not None and usage.total_tokens >= config.max_total_tokens:
+        reason = "budget_exceeded"
+    elif max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= max_cost:
+        reason = "budget_exceeded"
+    elif remaining is not None and remaining <= STEPS_RESERVED_FOR_FINALIZE:
+        reason = "max_iterations"
+    elif int(state.get("iteration") or 0) >= config.max_iterations:
+        reason = "max_iterations"
+    return reason
+
+
+def stop_reason(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> StopReason | None:
+    """Return why the run must stop now: an exhausted limit or a confirmed loop."""
+    reason = budget_reason(state, config, context)
+    if reason is None and loop_state(state, config) == "stop":
+        reason = "loop_detected"
+    return reason
+
+
+def reflection_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
+    """Return True when ``reflection_interval`` iterations passed since the last reflection."""
+    iteration = int(state.get("iteration") or 0)
+    last = int(state.get("last_reflection_at") or 0)
+    return iteration > 0 and iteration - last >= config.reflection_interval
+
+
+def pending_tool_calls(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the last AI message's tool calls that have no ToolMessage yet."""
+    messages = state.get("messages") or []
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            return [dict(c) for c in message.tool_calls if c.get("id") not in answered]
+        else:
+            break
+    return []
+
+
+def plan_complete(state: Mapping[str, Any]) -> bool:
+    """Return True when the plan exists and is complete."""
+    plan: TaskPlan | None = state.get("plan")
+    return plan is not None and plan.is_complete
+
+
+def route_before_model(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> PreModel:
+    """Decide whether execute_step may call the model now.
+
+    Routes to: finalize on a limit or a finished plan, reflect when a loop or a periodic
+    reflection is due, else call_model.
+    """
+    if plan_complete(state) or stop_reason(state, config, context) is not None:
+        return "finalize"
+    if loop_state(state, config) == "reflect" or reflection_due(state, config):
+        return "reflect"
+    return "call_model"
+
+
+def route_after_execute(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> list[Send] | AfterExecute:
+    """Route after execute_step.
+
+    Routes to: one ``tool_node`` task per pending tool call (concurrent, each checkpointed on
+    its own), finalize on a finished plan or an exhausted limit, reflect when due, else back
+    to execute_step.
+    """
+    calls = pending_tool_calls(state)
+    if calls and budget_reason(state, config, context) is None:
+        return tool_sends(state, calls)
+    decision = route_before_model(state, config, context)
+    return "execute_step" if decision == "call_model" else decision
+
+
+def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> list[Send]:
+    """Return one Send per tool call, carrying the thought that produced it."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    thought = last.text if isinstance(last, AIMessage) else ""
+    iteration = int(state.get("iteration") or 0)
+    run = state.get("run")
+    run_id = run.run_id if run is not None else ""
+    return [
+        Send(
+            "tool_node",
+            {"tool_call": call, "thought": thought, "index": i, "round": iteration,
+             "run_id": run_id},
+        )
+        for i, call in enumerate(calls)
+    ]
+
+
+def route_after_reflect(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> AfterReflect:
+    """Route on the typed reflection decision, never on text.
+
+    Routes to: finalize on "finish", a finished plan or a limit; revise_plan on "revise"
+    while replans remain; else execute_step.
+    """
+    reflection = state.get("reflection")
+    if reflection is None or plan_complete(state):
+        return "finalize"
+    if reflection.decision == "finish" or stop_reason(state, config, context) is not None:
+        return "finalize"
+    if reflection.decision == "revise" and int(state.get("replans") or 0) < config.max_replans:
+        return "revise_plan"
+    return "execute_step"

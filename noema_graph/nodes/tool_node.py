@@ -1,0 +1,127 @@
+"""The ``tool_node`` node: run one tool call of the last AI message.
+
+The router sends one task per tool call (``Send``), so the calls of a step run concurrently
+and each finished call is checkpointed on its own: after a crash only unfinished calls run
+again. Every call is answered by exactly one ToolMessage, errors included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from noema_graph.events import ToolCallEnd, ToolCallStart
+from noema_graph.nodes.common import ctx, emit, preview
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.state.agent import ToolTask
+from noema_graph.state.models import ReasoningStep, ToolAction
+
+
+def _refusal(task: ToolTask, tools: dict[str, BaseTool], deps: AgentDeps,
+             runtime: Runtime[Any]) -> str | None:
+    """Return why the call must not run, or None when it may."""
+    call = task["tool_call"]
+    cap = deps.config.max_tool_calls_per_step
+    if ctx(runtime).aborted():
+        return "Not executed: the run was cancelled."
+    if task["index"] >= cap:
+        return (f"Not executed: at most {cap} tool calls run per step; "
+                "repeat this call in the next step if it is still needed.")
+    if call["name"] not in tools:
+        return f"Unknown tool {call['name']!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if value is None or isinstance(value, str | int | float | bool | list | dict):
+        return value
+    return str(value)
+
+
+def _result(task: ToolTask, message: ToolMessage, kind: str, seconds: float,
+            runtime: Runtime[Any]) -> dict[str, Any]:
+    call = task["tool_call"]
+    status = "error" if message.status == "error" else "ok"
+    full = message.artifact if message.artifact is not None else message.content
+    step = ReasoningStep(
+        kind=kind,  # type: ignore[arg-type]
+        thought=task["thought"],
+        action=ToolAction(tool=str(call["name"]), input=call.get("args"), output=_jsonable(full)),
+        observation=preview(message.content),
+        status=status,
+        round=task["round"],
+        duration_ms=seconds * 1000,
+    )
+    emit(runtime, ToolCallEnd(call_id=str(call["id"]), tool=str(call["name"]), status=status,
+                              output=preview(message.content, 500), duration_ms=seconds * 1000), task)
+    return {"messages": [message], "trace": [step]}
+
+
+def _error_message(task: ToolTask, text: str) -> ToolMessage:
+    call = task["tool_call"]
+    return ToolMessage(text, tool_call_id=str(call["id"]), name=str(call["name"]), status="error")
+
+
+def _as_message(task: ToolTask, output: Any) -> ToolMessage:
+    if isinstance(output, ToolMessage):
+        return output
+    call = task["tool_call"]
+    return ToolMessage(preview(output, 100_000), tool_call_id=str(call["id"]), name=str(call["name"]))
+
+
+def _failed(task: ToolTask, exc: BaseException) -> ToolMessage:
+    return _error_message(task, f"Tool {task['tool_call']['name']!r} failed: "
+                                f"{type(exc).__name__}: {exc}")
+
+
+def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Run one tool call and answer it with a ToolMessage.
+
+    Reads: the ToolTask payload of a Send. Writes: messages (one ToolMessage), trace (one
+    tool step). Refused calls (over the cap, unknown tool, cancelled) and tool exceptions
+    become error observations; the loop continues.
+    """
+    tools = {t.name: t for t in deps.tool_list()}
+    call = task["tool_call"]
+    emit(runtime, ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]),
+                                input=call.get("args")), task)
+    start = time.perf_counter()
+    if (refusal := _refusal(task, tools, deps, runtime)) is not None:
+        kind = "hallucinated_action" if call["name"] not in tools else "tool"
+        return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
+    try:
+        message = _as_message(task, tools[call["name"]].invoke({**call, "type": "tool_call"}))
+    except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation, with its type
+        message = _failed(task, exc)
+    return _result(task, message, "tool", time.perf_counter() - start, runtime)
+
+
+async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Async twin of :func:`tool_node`, with the per-tool timeout enforced."""
+    tools = {t.name: t for t in await deps.atool_list()}
+    call = task["tool_call"]
+    emit(runtime, ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]),
+                                input=call.get("args")), task)
+    start = time.perf_counter()
+    if (refusal := _refusal(task, tools, deps, runtime)) is not None:
+        kind = "hallucinated_action" if call["name"] not in tools else "tool"
+        return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
+    timeout = deps.config.tool_timeout_s
+    try:
+        output = await asyncio.wait_for(
+            tools[call["name"]].ainvoke({**call, "type": "tool_call"}), timeout=timeout
+        )
+        message = _as_message(task, output)
+    except TimeoutError:
+        message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
+    except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation, with its type
+        message = _failed(task, exc)
+    return _result(task, message, "tool", time.perf_counter() - start, runtime)

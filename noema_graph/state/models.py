@@ -1,0 +1,200 @@
+"""Frozen value models held in graph state; the same classes serve as structured-output schemas."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StepStatus = Literal["pending", "in_progress", "completed", "failed"]
+StopReason = Literal[
+    "max_iterations", "timeout", "budget_exceeded", "cancelled", "loop_detected", "llm_error"
+]
+StepKind = Literal[
+    "plan",
+    "plan_fallback",
+    "thought",
+    "tool",
+    "hallucinated_action",
+    "reflection",
+    "plan_revised",
+    "compaction",
+    "limit",
+    "error",
+    "final",
+    "memory",
+]
+
+
+def utc_now() -> str:
+    """Return the current UTC time as ISO 8601."""
+    return datetime.now(UTC).isoformat()
+
+
+def _step_id() -> str:
+    return uuid4().hex[:8]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class TaskStep(_Frozen):
+    """One step of a plan."""
+
+    step_id: str = Field(default_factory=_step_id, description="Short unique id of the step.")
+    description: str = Field(description="What to do in this step, in one sentence.")
+    status: StepStatus = Field(default="pending", description="Progress of the step.")
+    result: str | None = Field(default=None, description="What the step produced, once done.")
+
+
+class TaskPlan(_Frozen):
+    """An ordered plan that turns a request into steps."""
+
+    goal: str = Field(description="The user's goal, restated in one sentence.")
+    steps: tuple[TaskStep, ...] = Field(default=(), description="Ordered steps, at least one.")
+    current_step_index: int = Field(default=0, ge=0, description="Index of the step under way.")
+    is_complete: bool = Field(default=False, description="True once every step is done.")
+
+    @property
+    def current_step(self) -> TaskStep | None:
+        """Return the step under way, or None when the plan is complete."""
+        if self.is_complete or self.current_step_index >= len(self.steps):
+            return None
+        return self.steps[self.current_step_index]
+
+    def completed_results(self) -> list[tuple[str, str]]:
+        """Return (description, result) of every completed step, in order."""
+        return [
+            (s.description, s.result or "") for s in self.steps if s.status == "completed"
+        ]
+
+    def advance(self, result: str) -> TaskPlan:
+        """Return a copy where the current step is completed with ``result``."""
+        index = self.current_step_index
+        if index >= len(self.steps):
+            return self.model_copy(update={"is_complete": True})
+        steps = list(self.steps)
+        steps[index] = steps[index].model_copy(update={"status": "completed", "result": result})
+        nxt = index + 1
+        if nxt < len(steps):
+            steps[nxt] = steps[nxt].model_copy(update={"status": "in_progress"})
+        return self.model_copy(
+            update={
+                "steps": tuple(steps),
+                "current_step_index": nxt,
+                "is_complete": nxt >= len(steps),
+            }
+        )
+
+    def started(self) -> TaskPlan:
+        """Return a copy whose current step is marked in progress."""
+        step = self.current_step
+        if step is None or step.status != "pending":
+            return self
+        steps = list(self.steps)
+        steps[self.current_step_index] = step.model_copy(update={"status": "in_progress"})
+        return self.model_copy(update={"steps": tuple(steps)})
+
+
+class PlanDraft(_Frozen):
+    """What the planner model is asked for: a goal and step descriptions."""
+
+    goal: str = Field(description="The user's goal, restated in one sentence.")
+    steps: list[str] = Field(
+        min_length=1, max_length=12, description="Ordered, concrete step descriptions."
+    )
+
+    def to_plan(self) -> TaskPlan:
+        """Turn the draft into a fresh plan whose first step is in progress."""
+        steps = tuple(TaskStep(description=s) for s in self.steps if s.strip())
+        if not steps:
+            steps = (TaskStep(description=self.goal),)
+        return TaskPlan(goal=self.goal, steps=steps).started()
+
+
+class Reflection(_Frozen):
+    """The model's assessment of progress and what to do next."""
+
+    progress: str = Field(description="What has been accomplished so far.")
+    remaining: str = Field(description="What still needs to be done.")
+    decision: Literal["continue", "revise", "finish"] = Field(
+        description="continue the plan, revise it, or finish now."
+    )
+    reason: str = Field(description="Why this decision.")
+
+
+class ToolAction(_Frozen):
+    """A tool call and its output as recorded in the trace."""
+
+    tool: str
+    input: Any = None
+    output: Any = None
+
+
+class ReasoningStep(_Frozen):
+    """One entry of the ReAct trace: a thought and, optionally, an action and its observation."""
+
+    step: int = 0
+    kind: StepKind = "thought"
+    thought: str = ""
+    action: ToolAction | None = None
+    observation: str | None = None
+    status: Literal["ok", "error"] = "ok"
+    round: int = Field(default=0, description="Iteration that produced this step.")
+    duration_ms: float = 0.0
+    timestamp: str = Field(default_factory=utc_now)
+
+
+class Usage(_Frozen):
+    """Tokens and USD cost summed over every model call of a run."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = 0.0
+    model_calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None or other.cost_usd is None else (
+            self.cost_usd + other.cost_usd
+        )
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            cost_usd=cost,
+            model_calls=self.model_calls + other.model_calls,
+        )
+
+
+class LoopGuard(_Frozen):
+    """The repeated tool call that forced a reflection, and how long its streak was then."""
+
+    signature: str
+    streak: int
+
+
+class RunInfo(_Frozen):
+    """Identity of the current run inside a thread."""
+
+    run_id: str = Field(default_factory=lambda: uuid4().hex)
+    trace_id: str = Field(default_factory=lambda: uuid4().hex)
+    started_at: str = Field(default_factory=utc_now)
+    model: str = "unknown"
+    request: str = ""
+
+
+STATE_MODELS: tuple[type[BaseModel], ...] = (
+    TaskStep,
+    TaskPlan,
+    PlanDraft,
+    Reflection,
+    ToolAction,
+    ReasoningStep,
+    Usage,
+    LoopGuard,
+    RunInfo,
+)

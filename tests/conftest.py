@@ -1,0 +1,50 @@
+"""Shared fixtures: the scripted model, SQLite paths, and a block on real network calls."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.scripted import ScriptedChatModel
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None:
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise ConnectionRefusedError(f"tests may not reach {host!r}: network is blocked")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Block every non-loopback connection, and real provider keys."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("NOEMA_BASE_URL", raising=False)
+    monkeypatch.delenv("NOEMA_MODEL", raising=False)
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    """Return a factory of strict scripted models; each must use its whole script."""
+    made: list[ScriptedChatModel] = []
+
+    def factory(*replies: Any, **kwargs: Any) -> ScriptedChatModel:
+        model = ScriptedChatModel(script=list(replies), **kwargs)
+        made.append(model)
+        return model
+
+    yield factory
+    for model in made:
+        model.assert_complete()

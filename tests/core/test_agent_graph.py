@@ -1,0 +1,139 @@
+"""Scripted end-to-end runs of the agent graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from noema_graph.graphs import build_agent_graph
+from noema_graph.state.output import AgentOutput
+from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+
+
+def run(model: Any, config: Any = None, tools: Any = TOOLS, request: str = "do it") -> dict[str, Any]:
+    graph = build_agent_graph(config or cfg(), model=model, tools=tools, checkpointer=InMemorySaver())
+    return graph.invoke({"messages": [("user", request)]}, THREAD)
+
+
+@pytest.fixture(autouse=True)
+def _reset_calls() -> None:
+    CALLS.clear()
+
+
+def test_direct_answer(scripted: Any) -> None:
+    model = scripted(plan_reply("Answer", goal="say hi"), text("hi there"))
+    state = run(model)
+    out = AgentOutput.model_validate(state["output"])
+    assert out.success and out.result == "hi there" and out.error is None
+    assert out.metadata.iterations == 1 and out.metadata.tools_used == []
+    assert out.metadata.token_usage.total_tokens == 30  # plan + step, 15 each
+    assert out.metadata.estimated_cost_usd == pytest.approx(2 * (10 * 1 + 5 * 2) / 1e6)
+    assert out.metadata.model == "scripted"
+    assert 0 < out.reasoning.confidence <= 1
+    assert [s.kind for s in out.reasoning.steps] == ["plan", "thought", "final"]
+    assert [s.step for s in out.reasoning.steps] == [1, 2, 3]
+
+
+def test_multi_step_with_tools(scripted: Any) -> None:
+    model = scripted(
+        plan_reply("add numbers", "look it up"),
+        tools_reply(call("add", {"a": 2, "b": 3}), content="I add first"),
+        text("sum is 5"),
+        tools_reply(call("lookup", {"key": "k"})),
+        text("found value-of-k"),
+        text("The sum is 5 and k is value-of-k."),
+    )
+    state = run(model, cfg(reflection_interval=10))
+    out = state["output"]
+    assert out["success"] and out["result"] == "The sum is 5 and k is value-of-k."
+    assert out["metadata"]["tools_used"] == ["add", "lookup"]
+    assert out["metadata"]["iterations"] == 4
+    assert CALLS == [("add", {"a": 2, "b": 3}), ("lookup", {"key": "k"})]
+    tool_steps = [s for s in out["reasoning"]["steps"] if s["kind"] == "tool"]
+    assert tool_steps[0]["thought"] == "I add first"
+    assert tool_steps[0]["action"] == {"tool": "add", "input": {"a": 2, "b": 3}, "output": "5"}
+    assert tool_steps[0]["observation"] == "5"
+    assert state["plan"].is_complete
+    # the step prompt carried the current step and the results so far
+    last_step_prompt = model.prompts[4][0].content
+    assert "look it up" in last_step_prompt and "sum is 5" in last_step_prompt
+    assert model.bound_tool_names[-1] == ["add", "lookup", "explode"]
+
+
+def test_parallel_tool_calls_all_answered(scripted: Any) -> None:
+    model = scripted(
+        plan_reply("do"),
+        tools_reply(call("add", {"a": 1, "b": 1}, "c1"), call("lookup", {"key": "x"}, "c2"),
+                    call("add", {"a": 2, "b": 2}, "c3")),
+        text("done"),
+    )
+    state = run(model)
+    answers = {m.tool_call_id: m.content for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert answers == {"c1": "2", "c2": "value-of-x", "c3": "4"}
+    assert sorted(map(str, CALLS)) == sorted(map(str, [("add", {"a": 1, "b": 1}), ("lookup", {"key": "x"}),
+                                    ("add", {"a": 2, "b": 2})]))
+
+
+def test_calls_past_the_cap_get_an_error_message(scripted: Any) -> None:
+    calls = [call("add", {"a": i, "b": 0}, f"c{i}") for i in range(4)]
+    model = scripted(plan_reply("do"), tools_reply(*calls), text("done"))
+    state = run(model, cfg(max_tool_calls_per_step=2))
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert set(answers) == {"c0", "c1", "c2", "c3"}
+    assert [answers[c].status for c in ("c0", "c1", "c2", "c3")] == ["success", "success", "error", "error"]
+    assert "at most 2 tool calls" in answers["c3"].content
+    assert len(CALLS) == 2
+
+
+def test_unknown_tool_is_a_hallucinated_action(scripted: Any) -> None:
+    model = scripted(plan_reply("do"), tools_reply(call("nope", {}, "c1")), text("ok without it"))
+    out = run(model)["output"]
+    assert out["success"]
+    kinds = [s["kind"] for s in out["reasoning"]["steps"]]
+    assert "hallucinated_action" in kinds
+    step = next(s for s in out["reasoning"]["steps"] if s["kind"] == "hallucinated_action")
+    assert "Unknown tool 'nope'" in step["observation"] and "add" in step["observation"]
+    assert out["metadata"]["tools_used"] == []
+
+
+def test_tool_exception_becomes_an_observation(scripted: Any) -> None:
+    model = scripted(plan_reply("do"), tools_reply(call("explode", {"reason": "x"}, "c1")),
+                     text("the tool failed, answering anyway"))
+    state = run(model)
+    msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert msg.status == "error" and "RuntimeError: tool broke: x" in msg.content
+    assert state["output"]["success"]
+    assert state["output"]["reasoning"]["confidence"] < 1.0
+
+
+def test_invalid_plan_falls_back_to_direct_answer(scripted: Any) -> None:
+    model = scripted(text("not a plan"), plan_reply(), text("direct answer"))
+    out = run(model, cfg(plan_retries=2))["output"]
+    assert out["success"] and out["result"] == "direct answer"
+    fallback = out["reasoning"]["steps"][0]
+    assert fallback["kind"] == "plan_fallback"
+
+
+def test_reflect_then_revise_keeps_completed_steps(scripted: Any) -> None:
+    model = scripted(
+        plan_reply("one", "two", "three"),
+        text("one done"),
+        reflection_reply("revise", "two is wrong"),
+        plan_reply("better two"),
+        text("better two done"),
+        text("final"),
+    )
+    state = run(model, cfg(reflection_interval=1))
+    plan = state["plan"]
+    assert [s.description for s in plan.steps] == ["one", "better two"]
+    assert plan.steps[0].result == "one done" and plan.is_complete
+    assert state["replans"] == 1
+    kinds = [s["kind"] for s in state["output"]["reasoning"]["steps"]]
+    assert kinds == ["plan", "thought", "reflection", "plan_revised", "thought", "final"]
+    assert state["output"]["metadata"]["replans"] == 1

@@ -1,0 +1,161 @@
+"""Routers and limit checks on plain dict states."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.types import Send
+
+from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
+from noema_graph.nodes import routing
+from noema_graph.state.models import (
+    LoopGuard,
+    ReasoningStep,
+    Reflection,
+    TaskPlan,
+    TaskStep,
+    ToolAction,
+    Usage,
+)
+
+CONFIG = AgentConfig(max_iterations=10, reflection_interval=3, max_replans=2, timeout_s=60,
+                     max_total_tokens=1000, max_cost_usd=0.5)
+
+
+def _plan(done: bool = False) -> TaskPlan:
+    return TaskPlan(goal="g", steps=(TaskStep(description="s"),), is_complete=done)
+
+
+def _tool_step(tool: str = "t", args: dict[str, object] | None = None, rnd: int = 1,
+               ms: float = 0.0) -> ReasoningStep:
+    return ReasoningStep(kind="tool", action=ToolAction(tool=tool, input=args or {"a": 1}),
+                         round=rnd, duration_ms=ms)
+
+
+def _state(**kw: object) -> dict[str, object]:
+    return {"plan": _plan(), "iteration": 1, "messages": [HumanMessage("hi")], **kw}
+
+
+@pytest.mark.parametrize(
+    ("update", "reason"),
+    [
+        ({"cancelled": True}, "cancelled"),
+        ({"llm_error": "boom"}, "llm_error"),
+        ({"elapsed_s": 60.0}, "timeout"),
+        ({"usage": Usage(total_tokens=1000)}, "budget_exceeded"),
+        ({"usage": Usage(cost_usd=0.5)}, "budget_exceeded"),
+        ({"iteration": 10}, "max_iterations"),
+        ({"remaining_steps": 3}, "max_iterations"),
+        ({}, None),
+        ({"usage": Usage(total_tokens=999, cost_usd=None)}, None),
+    ],
+)
+def test_budget_reason(update: dict[str, object], reason: str | None) -> None:
+    assert routing.budget_reason(_state(**update), CONFIG) == reason
+
+
+def test_timeout_counts_slowest_tool_per_round() -> None:
+    trace = [_tool_step(rnd=1, ms=20_000), _tool_step(tool="u", rnd=1, ms=30_000),
+             _tool_step(rnd=2, ms=25_000)]
+    state = _state(trace=trace, elapsed_s=4.0)
+    assert routing.active_seconds(state) == pytest.approx(59.0)
+    assert routing.budget_reason(state, CONFIG) is None
+    assert routing.budget_reason({**state, "elapsed_s": 5.0}, CONFIG) == "timeout"
+
+
+def test_abort_event_and_context_budgets() -> None:
+    abort = threading.Event()
+    ctx = RunContext(abort=abort, max_cost_usd=0.01, timeout_s=1.0)
+    assert routing.budget_reason(_state(), CONFIG, ctx) is None
+    assert routing.budget_reason(_state(usage=Usage(cost_usd=0.02)), CONFIG, ctx) == "budget_exceeded"
+    assert routing.budget_reason(_state(elapsed_s=1.5), CONFIG, ctx) == "timeout"
+    abort.set()
+    assert routing.budget_reason(_state(), CONFIG, ctx) == "cancelled"
+
+
+def test_loop_detection_reflects_then_stops() -> None:
+    three = [_tool_step(), _tool_step(), _tool_step()]
+    assert routing.loop_state(_state(trace=three[:2]), CONFIG) == "ok"
+    assert routing.loop_state(_state(trace=three), CONFIG) == "reflect"
+    sig, streak = routing.repeat_streak(three)
+    guarded = _state(trace=three, loop_guard=LoopGuard(signature=sig or "", streak=streak))
+    assert routing.loop_state(guarded, CONFIG) == "ok"
+    four = _state(trace=[*three, _tool_step()], loop_guard=LoopGuard(signature=sig or "", streak=3))
+    assert routing.loop_state(four, CONFIG) == "stop"
+    assert routing.stop_reason(four, CONFIG) == "loop_detected"
+
+
+def test_different_args_or_finished_step_break_the_streak() -> None:
+    trace = [_tool_step(), _tool_step(args={"a": 2}), _tool_step()]
+    assert routing.repeat_streak(trace)[1] == 1
+    trace = [_tool_step(), _tool_step(), ReasoningStep(kind="thought"), _tool_step()]
+    assert routing.repeat_streak(trace)[1] == 1
+
+
+def test_route_after_execute_sends_each_pending_call() -> None:
+    ai = AIMessage(content="thinking", tool_calls=[
+        {"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}])
+    sends = routing.route_after_execute(_state(messages=[HumanMessage("x"), ai]), CONFIG)
+    assert isinstance(sends, list)
+    assert all(isinstance(s, Send) and s.node == "tool_node" for s in sends)
+    assert [s.arg["tool_call"]["id"] for s in sends] == ["1", "2"]
+    assert [s.arg["index"] for s in sends] == [0, 1]
+    assert sends[0].arg["thought"] == "thinking"
+
+
+def test_route_after_execute_only_sends_unanswered_calls() -> None:
+    ai = AIMessage(content="", tool_calls=[{"name": "a", "args": {}, "id": "1"},
+                                           {"name": "b", "args": {}, "id": "2"}])
+    state = _state(messages=[ai, ToolMessage("ok", tool_call_id="1")])
+    sends = routing.route_after_execute(state, CONFIG)
+    assert [s.arg["tool_call"]["id"] for s in sends] == ["2"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("update", "expected"),
+    [
+        ({}, "execute_step"),
+        ({"plan": _plan(done=True)}, "finalize"),
+        ({"iteration": 3}, "reflect"),
+        ({"iteration": 3, "last_reflection_at": 3}, "execute_step"),
+        ({"iteration": 10}, "finalize"),
+        ({"usage": Usage(total_tokens=5000)}, "finalize"),
+    ],
+)
+def test_route_after_execute(update: dict[str, object], expected: str) -> None:
+    assert routing.route_after_execute(_state(**update), CONFIG) == expected
+
+
+def test_limit_skips_tools_and_finalizes() -> None:
+    ai = AIMessage(content="", tool_calls=[{"name": "a", "args": {}, "id": "1"}])
+    state = _state(messages=[ai], usage=Usage(total_tokens=5000))
+    assert routing.route_after_execute(state, CONFIG) == "finalize"
+
+
+@pytest.mark.parametrize(
+    ("decision", "update", "expected"),
+    [
+        ("continue", {}, "execute_step"),
+        ("revise", {}, "revise_plan"),
+        ("revise", {"replans": 2}, "execute_step"),
+        ("finish", {}, "finalize"),
+        ("continue", {"cancelled": True}, "finalize"),
+        ("continue", {"plan": _plan(done=True)}, "finalize"),
+    ],
+)
+def test_route_after_reflect(decision: str, update: dict[str, object], expected: str) -> None:
+    reflection = Reflection(progress="p", remaining="r", decision=decision, reason="x")  # type: ignore[arg-type]
+    assert routing.route_after_reflect(_state(reflection=reflection, **update), CONFIG) == expected
+
+
+def test_route_after_reflect_without_reflection_finalizes() -> None:
+    assert routing.route_after_reflect(_state(), CONFIG) == "finalize"
+
+
+def test_route_before_model() -> None:
+    assert routing.route_before_model(_state(), CONFIG) == "call_model"
+    assert routing.route_before_model(_state(iteration=3), CONFIG) == "reflect"
+    assert routing.route_before_model(_state(cancelled=True), CONFIG) == "finalize"
