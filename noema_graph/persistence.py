@@ -10,12 +10,17 @@ so another backend (PostgreSQL) can plug in later.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._typing import MISSING
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.sqlite import SqliteStore
@@ -23,6 +28,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import STATE_MODELS
+from noema_graph.state.reducers import append_steps, merge_messages
 
 BUSY_TIMEOUT_MS = 5_000
 # LangChain message classes a checkpoint may hold (besides LangGraph's built-in safe types).
@@ -41,7 +47,11 @@ MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
 
 def serializer() -> JsonPlusSerializer:
     """Return a serializer that revives only allow-listed classes (no pickle)."""
-    allowed = [*MESSAGE_TYPES, *((m.__module__, m.__name__) for m in STATE_MODELS)]
+    allowed = [
+        *MESSAGE_TYPES,
+        ("langgraph.checkpoint.serde.types", "_DeltaSnapshot"),
+        *((m.__module__, m.__name__) for m in STATE_MODELS),
+    ]
     return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowed)
 
 
@@ -130,42 +140,85 @@ async def async_sqlite_store(path: str | Path) -> AsyncIterator[AsyncSqliteStore
 
 open_checkpointer = sqlite_checkpointer
 
+# Delta channels of the project's state schemas and their reducers (see state/reducers.py).
+DELTA_CHANNELS: dict[str, Callable[[Any, Sequence[Any]], Any]] = {
+    "messages": merge_messages,
+    "trace": append_steps,
+}
+
+
+def _full_values(saver: SqliteSaver, config: RunnableConfig) -> dict[str, Any]:
+    """Rebuild every delta channel's value at the checkpoint ``config`` points to."""
+    history = saver.get_delta_channel_history(config=config, channels=list(DELTA_CHANNELS))
+    values: dict[str, Any] = {}
+    for name, entry in history.items():
+        if "seed" not in entry and not entry["writes"]:
+            continue
+        channel = DeltaChannel(DELTA_CHANNELS[name], list).from_checkpoint(
+            entry.get("seed", MISSING)
+        )
+        channel.replay_writes(entry["writes"])
+        values[name] = channel.get()
+    return values
+
+
+def _snapshot(conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str, str]) -> None:
+    """Store full values of the delta channels inside checkpoint ``key``."""
+    thread_id, ns, checkpoint_id = key
+    config: RunnableConfig = {"configurable": {
+        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+    values = _full_values(saver, config)
+    row = conn.execute(
+        "SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_ns=? "
+        "AND checkpoint_id=?", key).fetchone()
+    checkpoint = saver.serde.loads_typed((row[0], row[1]))
+    checkpoint["channel_values"].update({k: _DeltaSnapshot(v) for k, v in values.items()})
+    kind, blob = saver.serde.dumps_typed(checkpoint)
+    conn.execute(
+        "UPDATE checkpoints SET type=?, checkpoint=? WHERE thread_id=? AND checkpoint_ns=? "
+        "AND checkpoint_id=?", (kind, blob, *key))
+
 
 def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
     """Keep the newest ``keep_last`` checkpoints of every thread; return how many went.
 
-    Writes of removed checkpoints go too. Delta channels are rebuilt from ancestor writes,
-    so this refuses to prune threads below one checkpoint: ``keep_last`` must be >= 1, and
-    the newest checkpoint of a thread always keeps a full snapshot of its values.
+    Delta channels (messages, trace) are rebuilt from ancestor writes, so the oldest kept
+    checkpoint of each thread first gets a full snapshot of their values; then older
+    checkpoints and their writes are deleted in the same transaction, and the file is
+    vacuumed.
     """
     if keep_last < 1:
         raise ConfigurationError("keep_last", f"must be >= 1, got {keep_last}",
                                  fix="keep at least the latest checkpoint")
-    conn = connect(path)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        doomed = conn.execute(
+    with sqlite_checkpointer(path) as saver:
+        conn = saver.conn
+        ranked = conn.execute(
             """
-            SELECT thread_id, checkpoint_ns, checkpoint_id FROM (
+            SELECT thread_id, checkpoint_ns, checkpoint_id, rank FROM (
                 SELECT thread_id, checkpoint_ns, checkpoint_id,
                        ROW_NUMBER() OVER (PARTITION BY thread_id, checkpoint_ns
                                           ORDER BY checkpoint_id DESC) AS rank
                 FROM checkpoints)
-            WHERE rank > ?
+            WHERE rank >= ?
             """,
             (keep_last,),
         ).fetchall()
-        conn.executemany(
-            "DELETE FROM checkpoints WHERE thread_id=? AND checkpoint_ns=? AND checkpoint_id=?",
-            doomed,
-        )
-        conn.executemany(
-            "DELETE FROM writes WHERE thread_id=? AND checkpoint_ns=? AND checkpoint_id=?",
-            doomed,
-        )
+        oldest_kept = [tuple(r[:3]) for r in ranked if r[3] == keep_last]
+        doomed = [tuple(r[:3]) for r in ranked if r[3] > keep_last]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for key in oldest_kept:
+                _snapshot(conn, saver, key)
+            for table in ("checkpoints", "writes"):
+                conn.executemany(
+                    f"DELETE FROM {table} WHERE thread_id=? AND checkpoint_ns=? "  # noqa: S608
+                    "AND checkpoint_id=?",
+                    doomed,
+                )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         conn.execute("COMMIT")
         if vacuum:
             conn.execute("VACUUM")
         return len(doomed)
-    finally:
-        conn.close()

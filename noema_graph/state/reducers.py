@@ -9,24 +9,48 @@ folds its writes one by one, which gives exactly that.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
 from langgraph.graph.message import add_messages
 
 from noema_graph.state.models import ReasoningStep, Usage
 
 
-def merge_messages(
-    current: list[AnyMessage], writes: Sequence[Sequence[AnyMessage] | AnyMessage]
-) -> list[AnyMessage]:
+def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
+    """Convert a write to messages and give id-less ones an id derived from their content.
+
+    ``add_messages`` would assign a random id, and a delta channel re-applies writes every
+    time a checkpoint is loaded: random ids would change from one load to the next.
+    """
+    items = write if isinstance(write, list | tuple) and not _is_tuple_message(write) else [write]
+    messages = convert_to_messages(items)
+    stable: list[BaseMessage] = []
+    for offset, message in enumerate(messages):
+        if message.id is None:
+            digest = hashlib.sha256(
+                f"{position + offset}:{message.type}:{message.content!r}".encode()
+            ).hexdigest()[:16]
+            message = message.model_copy(update={"id": f"m-{digest}"})
+        stable.append(message)
+    return stable
+
+
+def _is_tuple_message(write: Any) -> bool:
+    return isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
+
+
+def merge_messages(current: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """Fold each write into the history with ``add_messages`` (append, or replace by id).
 
-    Folding one write at a time keeps the reducer batching-invariant, as DeltaChannel needs.
+    Folding one write at a time keeps the reducer batching-invariant, as DeltaChannel needs;
+    id-less messages get content-derived ids so that replaying the writes is deterministic.
     """
     merged: list[AnyMessage] = list(current)
     for write in writes:
-        merged = add_messages(merged, write)  # type: ignore[arg-type]
+        merged = add_messages(merged, _with_stable_ids(len(merged), write))  # type: ignore[arg-type]
     return merged
 
 

@@ -43,3 +43,12 @@ def test_add_usage_sums_and_unknown_cost_stays_unknown() -> None:
 def test_add_seconds() -> None:
     assert add_seconds(None, 1.5) == 1.5
     assert add_seconds(1.0, None) == 1.0
+
+
+def test_merge_messages_gives_stable_ids_to_id_less_messages() -> None:
+    writes = [[("user", "hi")], [AIMessage("a")]]
+    first, second = merge_messages([], writes), merge_messages([], writes)
+    assert [m.id for m in first] == [m.id for m in second]
+    assert all(m.id for m in first)
+    same_text_later = merge_messages(first, [[("user", "hi")]])
+    assert len({m.id for m in same_text_later}) == 3  # same content, another position

@@ -1,0 +1,48 @@
+"""Run an agent that hangs inside a tool call, so a test can SIGKILL it mid-tool.
+
+Usage: python -m tests.core.crash_agent DB LEDGER
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from langchain_core.tools import tool
+
+from noema_graph import build_agent_graph, sqlite_checkpointer
+from tests.core.helpers import cfg
+from tests.scripted import ScriptedChatModel, call, plan_reply, tools_reply
+
+
+def make_mark(ledger: Path, hang_on: int | None):  # noqa: ANN201 - a LangChain tool
+    @tool
+    def mark(n: int) -> str:
+        """Append n to the ledger (a side effect that must never run twice)."""
+        if n == hang_on:
+            (ledger.parent / "in_flight").write_text(str(n))
+            time.sleep(120)
+        with ledger.open("a") as f:
+            f.write(f"{n}\n")
+        return f"marked {n}"
+
+    return mark
+
+
+def main() -> None:
+    db, ledger = Path(sys.argv[1]), Path(sys.argv[2])
+    model = ScriptedChatModel(script=[
+        plan_reply("mark things"),
+        tools_reply(call("mark", {"n": 1}, "c1")),
+        tools_reply(call("mark", {"n": 2}, "c2"), call("mark", {"n": 3}, "c3")),
+    ])
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(ledger, hang_on=3)],
+                                  checkpointer=saver)
+        graph.invoke({"messages": [("user", "mark 1, then 2 and 3")]},
+                     {"configurable": {"thread_id": "crash"}})
+
+
+if __name__ == "__main__":
+    main()

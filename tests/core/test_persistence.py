@@ -1,0 +1,147 @@
+"""SQLite checkpoints: crash and resume, allow-listed deserialisation, size, prune."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+from noema_graph import build_agent_graph, prune, sqlite_checkpointer
+from noema_graph.errors import ConfigurationError
+from pydantic import BaseModel
+
+from noema_graph.persistence import serializer
+from noema_graph.state.models import TaskPlan, TaskStep
+from tests.core.crash_agent import make_mark
+from tests.core.helpers import cfg
+from tests.scripted import call, plan_reply, text, tools_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start_crashing_run(db: Path, ledger: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
+    db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
+    proc = _start_crashing_run(db, ledger)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "in_flight").exists():
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+        assert time.monotonic() < deadline, "the run never reached the hanging tool"
+        time.sleep(0.05)
+    time.sleep(0.3)  # let the concurrent call c2 finish and be checkpointed
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert ledger.read_text() == "1\n2\n"
+
+    model = scripted(text("marked all"))
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(ledger, hang_on=None)],
+                                  checkpointer=saver)
+        state = graph.invoke(None, {"configurable": {"thread_id": "crash"}})
+    # c1 and c2 finished before the crash and did not run again; c3 was in flight and ran once.
+    assert ledger.read_text() == "1\n2\n3\n"
+    assert state["output"]["success"]
+    answered = [m.tool_call_id for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert sorted(answered) == ["c1", "c2", "c3"]
+
+
+def test_dangling_tool_calls_are_answered_before_the_model(tmp_path: Path, scripted: Any) -> None:
+    model = scripted(plan_reply("one"), tools_reply(call("mark", {"n": 1}, "c1")),
+                     text("recovered"))
+    with sqlite_checkpointer(tmp_path / "d.sqlite") as saver:
+        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(tmp_path / "l", None)],
+                                  checkpointer=saver)
+        thread = {"configurable": {"thread_id": "d"}}
+        graph.invoke({"messages": [("user", "x")]}, thread, interrupt_before=["tool_node"])
+        # drop the pending tool task, as if the run died and lost it: resume at execute_step
+        graph.update_state(thread, None, as_node="tool_node")
+        state = graph.invoke(None, thread)
+    prompt = model.prompts[-1]
+    assert isinstance(prompt[-1], ToolMessage) and prompt[-1].tool_call_id == "c1"
+    assert "interrupted" in prompt[-1].content
+    assert state["output"]["success"]
+
+
+class Gadget(BaseModel):
+    """A pydantic class the allow-list does not name."""
+
+    x: int = 1
+
+
+def test_checkpoints_revive_only_allow_listed_classes() -> None:
+    serde = serializer()
+    plan = TaskPlan(goal="g", steps=(TaskStep(description="s"),))
+    revived = serde.loads_typed(serde.dumps_typed({"plan": plan, "gadget": Gadget()}))
+    assert revived["plan"] == plan  # our state classes come back typed
+    assert not isinstance(revived["gadget"], Gadget)  # anything else stays plain data
+
+
+def _bytes_per_thread(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints)"
+            " + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)").fetchone()
+    return int(row[0])
+
+
+def _run_iterations(db: Path, n: int, scripted: Any) -> dict[str, Any]:
+    replies = [tools_reply(call("mark", {"n": i})) for i in range(n - 1)]
+    model = scripted(plan_reply("loop"), *replies, text("done"))
+    config = cfg(max_iterations=n + 1, reflection_interval=10_000, loop_threshold=1000)
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(config, model=model, tools=[make_mark(db.with_suffix(".l"), None)],
+                                  checkpointer=saver)
+        return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "s"}})
+
+
+def test_checkpoint_size_grows_linearly(tmp_path: Path, scripted: Any) -> None:
+    sizes = {}
+    for n in (10, 40):
+        db = tmp_path / f"s{n}.sqlite"
+        state = _run_iterations(db, n, scripted)
+        assert state["iteration"] == n
+        sizes[n] = _bytes_per_thread(db)
+    # 4x the iterations: linear growth gives ~4x the bytes, quadratic ~16x
+    assert sizes[40] < 6 * sizes[10], sizes
+
+
+def test_prune_keeps_latest_state(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "p.sqlite"
+    state = _run_iterations(db, 6, scripted)
+    with sqlite_checkpointer(db) as saver:
+        before = len(list(saver.list({"configurable": {"thread_id": "s"}})))
+    removed = prune(db, keep_last=1)
+    assert removed == before - 1
+    model = scripted()
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=model, tools=[], checkpointer=saver)
+        after = graph.get_state({"configurable": {"thread_id": "s"}})
+    assert after.values["messages"] == state["messages"]
+    assert after.values["output"] == state["output"]
+
+
+def test_prune_refuses_zero(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="keep_last"):
+        prune(tmp_path / "x.sqlite", keep_last=0)
+
+
+def test_bad_checkpointer_paths(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="directory"), sqlite_checkpointer(tmp_path):
+        pass
+    with pytest.raises(ConfigurationError, match="does not exist"), sqlite_checkpointer(
+            tmp_path / "no" / "x.sqlite"):
+        pass
+    with pytest.raises(ConfigurationError, match="scheme"), sqlite_checkpointer("postgres://h/db"):
+        pass
