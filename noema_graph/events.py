@@ -85,7 +85,7 @@ class ErrorEvent(ActivityEvent):
     message: str
 
 
-class Warning(ActivityEvent):  # noqa: A001 - the event is called "warning" on the wire
+class WarningEvent(ActivityEvent):
     """Something degraded without failing the run (memory unavailable, fallback plan...)."""
 
     type: Literal["warning"] = "warning"
@@ -137,7 +137,7 @@ EVENT_TYPES: tuple[type[ActivityEvent], ...] = (
     ContentChunk,
     TurnEnd,
     ErrorEvent,
-    Warning,
+    WarningEvent,
     PlanCreated,
     PlanRevised,
     ReflectionEvent,

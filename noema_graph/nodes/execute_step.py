@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from uuid import uuid4
 
@@ -61,7 +62,10 @@ def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
         if isinstance(message, ToolMessage):
             history.append(HumanMessage(f"Observation: {message.text}"))
         elif isinstance(message, AIMessage):
-            history.append(AIMessage(content=message.text))
+            lines = [f"Thought: {message.text}"] if message.tool_calls else [message.text]
+            for call in message.tool_calls:
+                lines += [f"Action: {call['name']}", f"Action Input: {json.dumps(call['args'])}"]
+            history.append(AIMessage(content="\n".join(lines)))
         elif not isinstance(message, SystemMessage):
             history.append(message)
     return history
@@ -86,7 +90,7 @@ def _react_message(message: AIMessage) -> tuple[AIMessage, str]:
     parsed = parse_response(message.text)
     if parsed.tool is not None:
         call = {"name": parsed.tool, "args": parsed.tool_input or {}, "id": f"react_{uuid4().hex[:12]}"}
-        return AIMessage(content=message.text, tool_calls=[call], id=message.id,
+        return AIMessage(content=parsed.thought, tool_calls=[call], id=message.id,
                          usage_metadata=message.usage_metadata), parsed.thought
     result = parsed.result if isinstance(parsed.result, str) else str(parsed.result)
     return AIMessage(content=result, id=message.id, usage_metadata=message.usage_metadata), (

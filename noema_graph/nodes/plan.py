@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.errors import LLMError
-from noema_graph.events import PlanCreated, TurnStart, Warning
+from noema_graph.events import PlanCreated, TurnStart, WarningEvent
 from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, tools_text
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
@@ -74,7 +74,7 @@ def _update(
         step = ReasoningStep(kind="plan_fallback", status="error",
                              thought="No valid plan after retries; answering directly.",
                              observation="; ".join(errors)[:2000])
-        emit(runtime, Warning(code="plan_fallback", message=step.observation or ""), emitted)
+        emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
     emit(runtime, PlanCreated(goal=plan.goal, steps=[s.description for s in plan.steps],
                               fallback=step.kind == "plan_fallback"), emitted)
     return {**update, "plan": plan, "usage": Overwrite(usage), "trace": Overwrite(append_steps([], [[step]]))}

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from noema_graph.events import TurnStart, Warning
+from noema_graph.events import TurnStart, WarningEvent
 from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.agent import AskState
@@ -33,7 +33,7 @@ def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) 
     trace = [ReasoningStep(kind="memory", thought=f"Recalled {len(memory)} memories.",
                            observation="\n".join(m["value"] for m in memory)[:2000])]
     if warning is not None:
-        emit(runtime, Warning(code="memory_unavailable", message=str(warning)), {"run": run})
+        emit(runtime, WarningEvent(code="memory_unavailable", message=str(warning)), {"run": run})
     return {"run": run, "memory_context": memory, "trace": Overwrite(append_steps([], [trace])),
             "usage": Overwrite(Usage()), "elapsed_s": Overwrite(seconds), "llm_error": None,
             "output": {}}
