@@ -76,7 +76,10 @@ def build_prompt(
 ) -> list[BaseMessage]:
     """Return the prompt for the current step in the configured protocol."""
     fields = _step_fields(state.get("plan"))
-    messages = [*state.get("messages", []), *extra]
+    messages: list[AnyMessage] = [*state.get("messages", []), *extra]
+    if messages and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
+        # the previous step ended with an answer: hand the turn back to the user side
+        messages.append(HumanMessage(f"Now do step {fields['step_number']}: {fields['step']}"))
     if deps.protocol == "react":
         system = REACT.render(agent_name=deps.config.name, tools=tools_text(tools), extra="",
                               **{k: v for k, v in fields.items() if k != "plan"})

@@ -66,7 +66,7 @@ def _update(
                 "trace": Overwrite(append_steps([], [[step]]))}
     draft, usage, errors = outcome
     if isinstance(draft, PlanDraft):
-        plan = draft.to_plan()
+        plan = draft.to_plan(MAX_PLAN_STEPS)
         step = ReasoningStep(kind="plan", thought=f"Plan for: {plan.goal}",
                              observation="\n".join(s.description for s in plan.steps))
     else:

@@ -107,9 +107,14 @@ class PlanDraft(_Frozen):
         min_length=1, max_length=12, description="Ordered, concrete step descriptions."
     )
 
-    def to_plan(self) -> TaskPlan:
-        """Turn the draft into a fresh plan whose first step is in progress."""
-        steps = tuple(TaskStep(description=s) for s in self.steps if s.strip())
+    def to_plan(self, max_steps: int = 12) -> TaskPlan:
+        """Turn the draft into a fresh plan whose first step is in progress.
+
+        Blank and repeated step descriptions are dropped (small models repeat themselves)
+        and at most ``max_steps`` steps are kept.
+        """
+        unique = dict.fromkeys(s.strip() for s in self.steps if s.strip())
+        steps = tuple(TaskStep(description=s) for s in list(unique)[:max_steps])
         if not steps:
             steps = (TaskStep(description=self.goal),)
         return TaskPlan(goal=self.goal, steps=steps).started()

@@ -137,3 +137,20 @@ def test_reflect_then_revise_keeps_completed_steps(scripted: Any) -> None:
     kinds = [s["kind"] for s in state["output"]["reasoning"]["steps"]]
     assert kinds == ["plan", "thought", "reflection", "plan_revised", "thought", "final"]
     assert state["output"]["metadata"]["replans"] == 1
+
+
+def test_step_prompt_never_ends_with_an_assistant_message(scripted: Any) -> None:
+    model = scripted(plan_reply("one", "two"), text("r1"), text("r2"), text("both"))
+    run(model, cfg(reflection_interval=10))
+    second_step = model.prompts[2]
+    assert second_step[-1].type == "human"
+    assert second_step[-1].content == "Now do step 2: two"
+
+
+def test_plan_drops_repeated_and_blank_steps() -> None:
+    from noema_graph.state.models import PlanDraft
+
+    plan = PlanDraft(goal="g", steps=["a", "a", " ", "b", "a"]).to_plan(max_steps=8)
+    assert [s.description for s in plan.steps] == ["a", "b"]
+    assert plan.steps[0].status == "in_progress"
+    assert len(PlanDraft(goal="g", steps=[str(i) for i in range(12)]).to_plan(3).steps) == 3
