@@ -15,6 +15,7 @@ from langgraph.types import Checkpointer
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.deps import ToolProvider
+from noema_graph.tools import MCPToolProvider, toolkits_for
 
 # Save a checkpoint after every superstep before the next one starts, so a crash never
 # re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).
@@ -30,6 +31,10 @@ def compile_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``builder`` with the limits' recursion bound and sync durability."""
     graph = builder.compile(checkpointer=checkpointer, store=store, name=config.name)
+    if checkpointer is None or checkpointer is False:
+        # durability means nothing without a saver, and langgraph 1.2.22 crashes on "sync"
+        # without one ('SyncPregelLoop' has no attribute '_put_checkpoint_fut')
+        return graph.with_config(recursion_limit=config.recursion_limit())
     return graph.with_config(
         recursion_limit=config.recursion_limit(),
         configurable={CONFIG_KEY_DURABILITY: DURABILITY},
@@ -40,8 +45,10 @@ def resolve_tools(
     config: AgentConfig, tools: Sequence[BaseTool]
 ) -> tuple[list[BaseTool], list[ToolProvider]]:
     """Return the static tools (given + toolkits) and lazy providers (MCP) for ``config``."""
-    static = list(tools)
+    static = [*tools, *toolkits_for(config)]
     providers: list[ToolProvider] = []
+    if config.mcp_servers:
+        providers.append(MCPToolProvider(config.mcp_servers))
     names = [t.name for t in static]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -11,6 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from noema_graph.context import RunContext, context_of
@@ -20,6 +21,12 @@ from noema_graph.state.models import RunInfo, TaskPlan
 logger = logging.getLogger(__name__)
 
 OBSERVATION_PREVIEW_CHARS = 2_000
+
+
+def thread_id() -> str | None:
+    """Return the thread id of the run this node belongs to, if any."""
+    value = get_config().get("configurable", {}).get("thread_id")
+    return None if value is None else str(value)
 
 
 def ctx(runtime: Runtime[Any]) -> RunContext:

@@ -11,7 +11,8 @@ from pydantic import BaseModel, ValidationError
 
 from noema_graph.errors import LLMError
 from noema_graph.events import ContentChunk, TurnEnd
-from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch
+from noema_graph.memory import apersist_run, persist_run
+from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import (
     aask_structured,
@@ -96,12 +97,34 @@ def _finish(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, reason: S
     total = (state.get("usage") or Usage()) + usage
     output = build_output(state, deps.config, result=result, validated=validated, reason=reason,
                           trace=trace, usage=total, extra_seconds=seconds)
-    if text:
-        emit(runtime, ContentChunk(text=text), state)
-    emit(runtime, TurnEnd(success=output.success, stop_reason=reason,
-                          total_tokens=total.total_tokens, cost_usd=total.cost_usd), state)
     return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
             "usage": usage, "elapsed_s": seconds}
+
+
+def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
+    """Emit the final answer as a content chunk, then turn_end."""
+    result = output["result"]
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    if text:
+        emit(runtime, ContentChunk(text=text), state)
+    usage = output["metadata"]["token_usage"]
+    emit(runtime, TurnEnd(success=output["success"], stop_reason=output["metadata"]["stop_reason"],
+                          total_tokens=usage["total_tokens"],
+                          cost_usd=output["metadata"]["estimated_cost_usd"]), state)
+
+
+def _persist_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
+                  update: dict[str, Any]) -> dict[str, Any] | None:
+    """Return persist_run arguments when this run's result should be remembered."""
+    output = update["output"]
+    if not (deps.config.persist_memory and output["success"] and runtime.store is not None):
+        return None
+    observations = [s.observation or "" for s in state.get("trace") or [] if s.kind == "tool"]
+    result = output["result"]
+    return {"user_id": ctx(runtime).user_id, "agent": deps.config.name, "thread_id": thread_id(),
+            "request": latest_request(state.get("messages", [])),
+            "result": result if isinstance(result, str) else json.dumps(result, default=str),
+            "observations": observations[-10:]}
 
 
 def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -130,7 +153,13 @@ def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> di
             reason = "llm_error"
         for provider in deps.providers:
             provider.close()
-    return _finish(state, runtime, deps, reason, answer, took[0])
+    update = _finish(state, runtime, deps, reason, answer, took[0])
+    if (args := _persist_args(state, runtime, deps, update)) is not None and (
+        failed := persist_run(runtime.store, **args)
+    ) is not None:
+        emit(runtime, failed.to_event(), state)
+    announce(runtime, state, update["output"])
+    return update
 
 
 async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -155,4 +184,10 @@ async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
             reason = "llm_error"
         for provider in deps.providers:
             await provider.aclose()
-    return _finish(state, runtime, deps, reason, answer, took[0])
+    update = _finish(state, runtime, deps, reason, answer, took[0])
+    if (args := _persist_args(state, runtime, deps, update)) is not None and (
+        failed := await apersist_run(runtime.store, **args)
+    ) is not None:
+        emit(runtime, failed.to_event(), state)
+    announce(runtime, state, update["output"])
+    return update

@@ -8,10 +8,10 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from noema_graph.errors import LLMError
-from noema_graph.events import ContentChunk, ErrorEvent, TurnEnd
+from noema_graph.events import ErrorEvent
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.finalize import validate_result
+from noema_graph.nodes.finalize import announce, validate_result
 from noema_graph.nodes.llm import ainvoke_with_retries, invoke_with_retries, usage_of
 from noema_graph.nodes.output import build_output
 from noema_graph.prompts import ANSWER
@@ -44,10 +44,7 @@ def _finish(state: AskState, runtime: Runtime[Any], deps: AgentDeps,
     output = build_output({**state, "iteration": 1}, deps.config, result=result,
                           validated=validated, reason=reason, trace=trace, usage=total,
                           extra_seconds=seconds)
-    if text:
-        emit(runtime, ContentChunk(text=text), state)
-    emit(runtime, TurnEnd(success=output.success, stop_reason=reason,
-                          total_tokens=total.total_tokens, cost_usd=total.cost_usd), state)
+    announce(runtime, state, output.model_dump(mode="json"))
     messages = [AIMessage(content=text)] if text else []
     return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
             "usage": usage, "elapsed_s": seconds, "llm_error": state.get("llm_error")}

@@ -10,7 +10,8 @@ from langgraph.types import Overwrite
 
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanCreated, TurnStart, WarningEvent
-from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, tools_text
+from noema_graph.memory import MemoryRecall, arecall_context, recall_context
+from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id, tools_text
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.prompts import PLAN
@@ -19,6 +20,7 @@ from noema_graph.state.reducers import append_steps
 from noema_graph.state.models import PlanDraft, ReasoningStep, RunInfo, TaskPlan, TaskStep, Usage
 
 MAX_PLAN_STEPS = 8
+RECALL_LIMIT = 5
 FALLBACK_STEP = "Answer the request directly."
 
 
@@ -55,6 +57,7 @@ def _update(
         "cancelled": False,
         "llm_error": None,
         "output": {},
+        "memory_context": state.get("memory_context", []),
         "elapsed_s": Overwrite(seconds),
     }
     emitted = {"run": run}
@@ -80,14 +83,30 @@ def _update(
     return {**update, "plan": plan, "usage": Overwrite(usage), "trace": Overwrite(append_steps([], [[step]]))}
 
 
-def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Turn the request into a TaskPlan through structured output.
+def _memory(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
+            recalled: MemoryRecall) -> dict[str, Any]:
+    hits, unavailable = recalled
+    if unavailable is not None:
+        emit(runtime, unavailable.to_event(), state)
+    memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
+    return {**state, "memory_context": memory}
 
-    Reads: messages, memory_context. Writes: run, plan, trace (reset), usage (reset), the
-    run's counters (reset), llm_error.
+
+def _recall_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any]:
+    return {"user_id": ctx(runtime).user_id, "agent": deps.config.name, "thread_id": thread_id(),
+            "query": latest_request(state.get("messages", [])), "limit": RECALL_LIMIT}
+
+
+def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+    """Recall memory, then turn the request into a TaskPlan through structured output.
+
+    Reads: messages, the Store. Writes: run, plan, memory_context, trace (reset), usage
+    (reset), the run's counters (reset), llm_error.
     """
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
+        recalled = recall_context(runtime.store, **_recall_args(state, runtime, deps))
+        state = _memory(state, runtime, deps, recalled)
         try:
             prompt = _prompt(state, deps, tools_text(deps.tool_list()))
             outcome = ask_structured(deps.planning_model, PlanDraft, prompt, deps,
@@ -101,6 +120,8 @@ async def aplan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     """Async twin of :func:`plan`."""
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
+        recalled = await arecall_context(runtime.store, **_recall_args(state, runtime, deps))
+        state = _memory(state, runtime, deps, recalled)
         try:
             prompt = _prompt(state, deps, tools_text(await deps.atool_list()))
             outcome = await aask_structured(deps.planning_model, PlanDraft, prompt, deps,

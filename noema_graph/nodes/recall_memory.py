@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
-from noema_graph.events import TurnStart, WarningEvent
-from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch
+from noema_graph.events import TurnStart
+from noema_graph.memory import arecall_context, recall_context
+from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.agent import AskState
 from noema_graph.state.reducers import append_steps
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
-
-from langgraph.types import Overwrite
 
 RECALL_LIMIT = 5
 
@@ -29,11 +29,11 @@ def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[Run
 
 def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) -> dict[str, Any]:
     hits, warning = recalled
+    if warning is not None:
+        emit(runtime, warning.to_event(), {"run": run})
     memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
     trace = [ReasoningStep(kind="memory", thought=f"Recalled {len(memory)} memories.",
                            observation="\n".join(m["value"] for m in memory)[:2000])]
-    if warning is not None:
-        emit(runtime, WarningEvent(code="memory_unavailable", message=str(warning)), {"run": run})
     return {"run": run, "memory_context": memory, "trace": Overwrite(append_steps([], [trace])),
             "usage": Overwrite(Usage()), "elapsed_s": Overwrite(seconds), "llm_error": None,
             "output": {}}
@@ -45,21 +45,19 @@ def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     Reads: messages, the Store. Writes: run, memory_context, trace (reset), usage (reset).
     A memory failure becomes a warning event; the answer goes on without memory.
     """
-    from noema_graph.memory import recall_context
-
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
         recalled = recall_context(runtime.store, user_id=ctx(runtime).user_id,
-                                  agent=deps.config.name, query=request, limit=RECALL_LIMIT)
+                                  agent=deps.config.name, thread_id=thread_id(), query=request,
+                                  limit=RECALL_LIMIT)
     return _update(run, runtime, recalled, took[0])
 
 
 async def arecall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
     """Async twin of :func:`recall_memory`."""
-    from noema_graph.memory import arecall_context
-
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
         recalled = await arecall_context(runtime.store, user_id=ctx(runtime).user_id,
-                                         agent=deps.config.name, query=request, limit=RECALL_LIMIT)
+                                         agent=deps.config.name, thread_id=thread_id(), query=request,
+                                  limit=RECALL_LIMIT)
     return _update(run, runtime, recalled, took[0])

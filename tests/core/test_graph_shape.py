@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph import AgentConfig, build_agent_graph, build_ask_graph
 from tests.scripted import ScriptedChatModel
@@ -40,9 +41,11 @@ def test_ask_graph_is_recall_then_answer() -> None:
 
 def test_compiled_with_recursion_limit_and_sync_durability() -> None:
     config = AgentConfig(max_iterations=7, reflection_interval=2, max_replans=1)
-    graph: Any = build_agent_graph(config, model=_model())
+    graph: Any = build_agent_graph(config, model=_model(), checkpointer=InMemorySaver())
     assert graph.config["recursion_limit"] == config.recursion_limit()
     assert graph.config["configurable"][CONFIG_KEY_DURABILITY] == "sync"
+    bare: Any = build_agent_graph(config, model=_model())  # no saver: durability is moot
+    assert CONFIG_KEY_DURABILITY not in bare.config.get("configurable", {})
 
 
 IMPORT_CHECK = """
