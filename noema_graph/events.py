@@ -19,7 +19,6 @@ class ActivityEvent(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    type: str
     run_id: str = ""
     timestamp: str = Field(default_factory=utc_now)
 

@@ -10,7 +10,7 @@ so another backend (PostgreSQL) can plug in later.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._typing import MISSING
 from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -31,6 +32,8 @@ from noema_graph.state.models import STATE_MODELS
 from noema_graph.state.reducers import append_steps, merge_messages
 
 BUSY_TIMEOUT_MS = 5_000
+CheckpointerArg = BaseCheckpointSaver[Any] | bool | None
+"""What graph factories accept as ``checkpointer`` (as LangGraph's compile does)."""
 # LangChain message classes a checkpoint may hold (besides LangGraph's built-in safe types).
 MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
     ("langchain_core.messages." + module, name)
@@ -62,23 +65,32 @@ def _sqlite_path(path: str | Path) -> Path:
     elif "://" in text:
         scheme = text.split("://", 1)[0]
         raise ConfigurationError(
-            "checkpointer url", f"unsupported scheme {scheme!r}",
+            "checkpointer url",
+            f"unsupported scheme {scheme!r}",
             fix="use a file path or sqlite:///path (PostgreSQL is not wired yet)",
         )
     target = Path(text).expanduser()
     if target.is_dir():
-        raise ConfigurationError("checkpointer path", f"{target} is a directory",
-                                 fix="pass a file path such as runs.sqlite")
+        raise ConfigurationError(
+            "checkpointer path",
+            f"{target} is a directory",
+            fix="pass a file path such as runs.sqlite",
+        )
     if not target.parent.exists():
-        raise ConfigurationError("checkpointer path", f"folder {target.parent} does not exist",
-                                 fix="create the folder first or choose another path")
+        raise ConfigurationError(
+            "checkpointer path",
+            f"folder {target.parent} does not exist",
+            fix="create the folder first or choose another path",
+        )
     return target
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
     """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads."""
     conn = sqlite3.connect(
-        _sqlite_path(path), check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000,
+        _sqlite_path(path),
+        check_same_thread=False,
+        timeout=BUSY_TIMEOUT_MS / 1000,
         isolation_level=None,
     )
     conn.execute("PRAGMA journal_mode=WAL")
@@ -88,7 +100,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
 
 
 @contextmanager
-def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
+def sqlite_checkpointer(path: str | Path) -> Generator[SqliteSaver]:
     """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation)."""
     conn = connect(path)
     try:
@@ -100,7 +112,7 @@ def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
 
 
 @asynccontextmanager
-async def async_sqlite_checkpointer(path: str | Path) -> AsyncIterator[AsyncSqliteSaver]:
+async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSqliteSaver]:
     """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one."""
     conn = await aiosqlite.connect(_sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000)
     try:
@@ -114,7 +126,7 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncIterator[AsyncSqli
 
 
 @contextmanager
-def sqlite_store(path: str | Path) -> Iterator[SqliteStore]:
+def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
     """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file)."""
     conn = connect(path)
     try:
@@ -126,11 +138,14 @@ def sqlite_store(path: str | Path) -> Iterator[SqliteStore]:
 
 
 @asynccontextmanager
-async def async_sqlite_store(path: str | Path) -> AsyncIterator[AsyncSqliteStore]:
+async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStore]:
     """Open a LangGraph AsyncSqliteStore on ``path``."""
-    conn = await aiosqlite.connect(_sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = await aiosqlite.connect(
+        _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+    )
     try:
         await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         store = AsyncSqliteStore(conn)
         await store.setup()
         yield store
@@ -165,18 +180,27 @@ def _full_values(saver: SqliteSaver, config: RunnableConfig) -> dict[str, Any]:
 def _snapshot(conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str, str]) -> None:
     """Store full values of the delta channels inside checkpoint ``key``."""
     thread_id, ns, checkpoint_id = key
-    config: RunnableConfig = {"configurable": {
-        "thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+    config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
     values = _full_values(saver, config)
     row = conn.execute(
         "SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_ns=? "
-        "AND checkpoint_id=?", key).fetchone()
+        "AND checkpoint_id=?",
+        key,
+    ).fetchone()
     checkpoint = saver.serde.loads_typed((row[0], row[1]))
     checkpoint["channel_values"].update({k: _DeltaSnapshot(v) for k, v in values.items()})
     kind, blob = saver.serde.dumps_typed(checkpoint)
     conn.execute(
         "UPDATE checkpoints SET type=?, checkpoint=? WHERE thread_id=? AND checkpoint_ns=? "
-        "AND checkpoint_id=?", (kind, blob, *key))
+        "AND checkpoint_id=?",
+        (kind, blob, *key),
+    )
 
 
 def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
@@ -188,8 +212,9 @@ def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
     vacuumed.
     """
     if keep_last < 1:
-        raise ConfigurationError("keep_last", f"must be >= 1, got {keep_last}",
-                                 fix="keep at least the latest checkpoint")
+        raise ConfigurationError(
+            "keep_last", f"must be >= 1, got {keep_last}", fix="keep at least the latest checkpoint"
+        )
     with sqlite_checkpointer(path) as saver:
         conn = saver.conn
         ranked = conn.execute(
@@ -211,7 +236,7 @@ def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
                 _snapshot(conn, saver, key)
             for table in ("checkpoints", "writes"):
                 conn.executemany(
-                    f"DELETE FROM {table} WHERE thread_id=? AND checkpoint_ns=? "  # noqa: S608
+                    f"DELETE FROM {table} WHERE thread_id=? AND checkpoint_ns=? "
                     "AND checkpoint_id=?",
                     doomed,
                 )

@@ -1,4 +1,4 @@
-"""The agent graph: plan -> execute_step -> (tool_node -> execute_step)* -> reflect ... -> finalize."""
+"""The agent graph: plan -> execute_step -> (tool_node -> execute_step)* ... -> finalize."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer
 
 from noema_graph.config import AgentConfig
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.context import RunContext
 from noema_graph.graphs._wiring import node, router
 from noema_graph.graphs.runtime import compile_graph, resolve_tools
@@ -32,7 +32,7 @@ def build_agent_graph(
     *,
     model: BaseChatModel,
     tools: Sequence[BaseTool] = (),
-    checkpointer: Checkpointer = None,
+    checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
     planning_model: BaseChatModel | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -43,8 +43,9 @@ def build_agent_graph(
     """
     config = config or AgentConfig()
     static, providers = resolve_tools(config, tools)
-    deps = make_deps(config, model=model, planning_model=planning_model, tools=static,
-                     providers=providers)
+    deps = make_deps(
+        config, model=model, planning_model=planning_model, tools=static, providers=providers
+    )
     builder = StateGraph(AgentState, context_schema=RunContext)
     builder.add_node(*node(plan, aplan, deps))
     builder.add_node(*node(execute_step, aexecute_step, deps))
@@ -54,11 +55,15 @@ def build_agent_graph(
     builder.add_node(*node(finalize, afinalize, deps))
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "execute_step")
-    builder.add_conditional_edges("execute_step", router(route_after_execute, config),
-                                  ["tool_node", "reflect", "execute_step", "finalize"])
+    builder.add_conditional_edges(
+        "execute_step",
+        router(route_after_execute, config),
+        ["tool_node", "reflect", "execute_step", "finalize"],
+    )
     builder.add_edge("tool_node", "execute_step")
-    builder.add_conditional_edges("reflect", router(route_after_reflect, config),
-                                  ["revise_plan", "execute_step", "finalize"])
+    builder.add_conditional_edges(
+        "reflect", router(route_after_reflect, config), ["revise_plan", "execute_step", "finalize"]
+    )
     builder.add_edge("revise_plan", "execute_step")
     builder.add_edge("finalize", END)
     return compile_graph(builder, config, checkpointer=checkpointer, store=store)

@@ -8,9 +8,9 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer
 
 from noema_graph.config import AgentConfig
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.context import RunContext
 from noema_graph.graphs._wiring import node
 from noema_graph.graphs.runtime import compile_graph
@@ -24,13 +24,14 @@ def build_ask_graph(
     config: AgentConfig | None = None,
     *,
     model: BaseChatModel,
-    checkpointer: Checkpointer = None,
+    checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build the ask graph; ``config`` is forced into ask mode (no tools, no memory writes)."""
     base = config or AgentConfig()
-    config = AgentConfig(**{**base.model_dump(exclude={"mode"}), "mode": "ask",
-                            "output_schema": base.output_schema})
+    config = AgentConfig(
+        **{**base.model_dump(exclude={"mode"}), "mode": "ask", "output_schema": base.output_schema}
+    )
     deps = make_deps(config, model=model)
     builder = StateGraph(AskState, context_schema=RunContext)
     builder.add_node(*node(recall_memory, arecall_memory, deps))

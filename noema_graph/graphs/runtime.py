@@ -10,9 +10,9 @@ from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import Checkpointer
 
 from noema_graph.config import AgentConfig
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.deps import ToolProvider
 from noema_graph.tools import MCPToolProvider, toolkits_for
@@ -26,7 +26,7 @@ def compile_graph(
     builder: StateGraph[Any, Any, Any, Any],
     config: AgentConfig,
     *,
-    checkpointer: Checkpointer,
+    checkpointer: CheckpointerArg,
     store: BaseStore | None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``builder`` with the limits' recursion bound and sync durability."""
@@ -52,6 +52,7 @@ def resolve_tools(
     names = [t.name for t in static]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ConfigurationError("tools", f"duplicate tool names {duplicates}",
-                                 fix="give every tool a unique name")
+        raise ConfigurationError(
+            "tools", f"duplicate tool names {duplicates}", fix="give every tool a unique name"
+        )
     return static, providers

@@ -1,0 +1,1 @@
+"""Node functions (one module each) and the pure routing functions."""

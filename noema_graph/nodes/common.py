@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,7 +43,7 @@ def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) 
 
 
 @contextmanager
-def stopwatch() -> Iterator[list[float]]:
+def stopwatch() -> Generator[list[float]]:
     """Yield a one-item list that holds the elapsed seconds once the block ends."""
     cell = [0.0]
     start = time.perf_counter()
@@ -65,9 +65,7 @@ def plan_text(plan: TaskPlan | None) -> str:
     """Render a plan as numbered lines with statuses."""
     if plan is None:
         return "(no plan)"
-    return "\n".join(
-        f"{i + 1}. [{s.status}] {s.description}" for i, s in enumerate(plan.steps)
-    )
+    return "\n".join(f"{i + 1}. [{s.status}] {s.description}" for i, s in enumerate(plan.steps))
 
 
 def results_text(plan: TaskPlan | None) -> str:

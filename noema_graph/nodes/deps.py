@@ -8,16 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from noema_graph.config import AgentConfig
+from noema_graph.memory import default_embedder
+from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
+from noema_graph.models.structured import structured
 
 
 @runtime_checkable
@@ -52,6 +57,11 @@ class AgentDeps:
     tools: tuple[BaseTool, ...] = ()
     providers: tuple[ToolProvider, ...] = ()
 
+    @cached_property
+    def embedder(self) -> Embeddings | None:
+        """Return the offline embedder for semantic memory recall (None: keyword recall)."""
+        return default_embedder()
+
     @property
     def protocol(self) -> Literal["native", "react"]:
         """Return the action protocol: the config's choice, else the model's default."""
@@ -71,8 +81,7 @@ class AgentDeps:
 
     def structured(self, model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
         """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
-        method = self.profile.structured_output_method
-        return model.with_structured_output(schema, method=method, include_raw=True)
+        return structured(model, schema, include_raw=True)
 
     def tool_list(self) -> list[BaseTool]:
         """Return the static tools followed by every provider's tools."""
@@ -91,8 +100,6 @@ class AgentDeps:
     def step_model(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
         """Return the model for execute_step: tools bound natively, or the ReAct grammar."""
         if self.protocol == "react":
-            from noema_graph.models.grammar import bind_react_grammar
-
             return bind_react_grammar(self.model, tools)
         if not tools:
             return self.model

@@ -81,8 +81,12 @@ def build_prompt(
         # the previous step ended with an answer: hand the turn back to the user side
         messages.append(HumanMessage(f"Now do step {fields['step_number']}: {fields['step']}"))
     if deps.protocol == "react":
-        system = REACT.render(agent_name=deps.config.name, tools=tools_text(tools), extra="",
-                              **{k: v for k, v in fields.items() if k != "plan"})
+        system = REACT.render(
+            agent_name=deps.config.name,
+            tools=tools_text(tools),
+            extra="",
+            **{k: v for k, v in fields.items() if k != "plan"},
+        )
         return [SystemMessage(system), *_react_history(messages)]
     system = EXECUTE.render(agent_name=deps.config.name, extra="", **fields)
     return [SystemMessage(system), *messages]
@@ -92,9 +96,17 @@ def _react_message(message: AIMessage) -> tuple[AIMessage, str]:
     """Turn a ReAct text answer into an AIMessage with tool calls; return it and its thought."""
     parsed = parse_response(message.text)
     if parsed.tool is not None:
-        call = {"name": parsed.tool, "args": parsed.tool_input or {}, "id": f"react_{uuid4().hex[:12]}"}
-        return AIMessage(content=parsed.thought, tool_calls=[call], id=message.id,
-                         usage_metadata=message.usage_metadata), parsed.thought
+        call = {
+            "name": parsed.tool,
+            "args": parsed.tool_input or {},
+            "id": f"react_{uuid4().hex[:12]}",
+        }
+        return AIMessage(
+            content=parsed.thought,
+            tool_calls=[call],
+            id=message.id,
+            usage_metadata=message.usage_metadata,
+        ), parsed.thought
     result = parsed.result if isinstance(parsed.result, str) else str(parsed.result)
     return AIMessage(content=result, id=message.id, usage_metadata=message.usage_metadata), (
         parsed.thought
@@ -102,23 +114,35 @@ def _react_message(message: AIMessage) -> tuple[AIMessage, str]:
 
 
 def _apply(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, response: Any,
-    extra: list[ToolMessage], seconds: float, trace: list[ReasoningStep],
+    state: AgentState,
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    response: Any,
+    extra: list[ToolMessage],
+    seconds: float,
+    trace: list[ReasoningStep],
 ) -> dict[str, Any]:
     message = as_ai_message(response)
     thought = message.text
     if deps.protocol == "react":
         message, thought = _react_message(message)
     iteration = int(state.get("iteration") or 0) + 1
-    update: dict[str, Any] = {"messages": [*extra, message], "iteration": iteration,
-                              "usage": usage_of(message, deps), "elapsed_s": seconds}
+    update: dict[str, Any] = {
+        "messages": [*extra, message],
+        "iteration": iteration,
+        "usage": usage_of(message, deps),
+        "elapsed_s": seconds,
+    }
     if thought:
         emit(runtime, Thinking(node="execute_step", text=thought), state)
     plan = state.get("plan")
     if not message.tool_calls:
         result = message.text
-        trace.append(ReasoningStep(kind="thought", thought=thought or result,
-                                   observation=result, round=iteration))
+        trace.append(
+            ReasoningStep(
+                kind="thought", thought=thought or result, observation=result, round=iteration
+            )
+        )
         if plan is not None:
             update["plan"] = plan.advance(result)
     update["trace"] = trace
@@ -135,23 +159,35 @@ def _guard(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[st
     return None
 
 
-def _failure(state: AgentState, runtime: Runtime[Any], exc: LLMError,
-             extra: list[ToolMessage], seconds: float) -> dict[str, Any]:
+def _failure(
+    state: AgentState,
+    runtime: Runtime[Any],
+    exc: LLMError,
+    extra: list[ToolMessage],
+    seconds: float,
+) -> dict[str, Any]:
     emit(runtime, ErrorEvent(code="llm_error", message=str(exc)), state)
     step = ReasoningStep(kind="error", thought=f"model call failed: {exc}", status="error")
     return {"llm_error": str(exc), "messages": extra, "trace": [step], "elapsed_s": seconds}
 
 
-def _prepare(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
-             tools: list[BaseTool]) -> tuple[list[BaseMessage], list[ToolMessage], list[ReasoningStep]]:
+def _prepare(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, tools: list[BaseTool]
+) -> tuple[list[BaseMessage], list[ToolMessage], list[ReasoningStep]]:
     extra = dangling_answers(state)
     prompt, record = fit_context(build_prompt(state, deps, tools, extra), deps)
     trace: list[ReasoningStep] = []
     if record is not None:
         trace.append(record.as_step(int(state.get("iteration") or 0)))
-        emit(runtime, Compaction(before_tokens=record.before_tokens,
-                                 after_tokens=record.after_tokens,
-                                 truncated=record.truncated), state)
+        emit(
+            runtime,
+            Compaction(
+                before_tokens=record.before_tokens,
+                after_tokens=record.after_tokens,
+                truncated=record.truncated,
+            ),
+            state,
+        )
     return prompt, extra, trace
 
 
@@ -169,8 +205,9 @@ def execute_step(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -
         tools = deps.tool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
-            response = invoke_with_retries(deps.step_model(tools), prompt,
-                                           attempts=deps.config.model_retries)
+            response = invoke_with_retries(
+                deps.step_model(tools), prompt, attempts=deps.config.model_retries
+            )
         except LLMError as exc:
             response = exc
     if isinstance(response, LLMError):
@@ -188,8 +225,9 @@ async def aexecute_step(
         tools = await deps.atool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
-            response = await ainvoke_with_retries(deps.step_model(tools), prompt,
-                                                  attempts=deps.config.model_retries)
+            response = await ainvoke_with_retries(
+                deps.step_model(tools), prompt, attempts=deps.config.model_retries
+            )
         except LLMError as exc:
             response = exc
     if isinstance(response, LLMError):

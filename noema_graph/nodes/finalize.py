@@ -32,7 +32,9 @@ from noema_graph.state.reducers import append_steps
 SOFT_LIMITS: frozenset[str] = frozenset({"max_iterations", "timeout", "budget_exceeded"})
 
 
-def _decide(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[StopReason | None, bool]:
+def _decide(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
+) -> tuple[StopReason | None, bool]:
     """Return (stop reason, whether the model may be called to write the answer)."""
     reason = stop_reason(state, deps.config, ctx(runtime))
     reflection = state.get("reflection")
@@ -45,9 +47,12 @@ def _decide(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[
 def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
     schema = deps.config.output_schema
     note = f"\nAnswer as {schema.__name__} JSON." if schema else ""
-    system = FINALIZE.render(agent_name=deps.config.name, schema_note=note,
-                             request=latest_request(state.get("messages", [])),
-                             results=results_text(state.get("plan")))
+    system = FINALIZE.render(
+        agent_name=deps.config.name,
+        schema_note=note,
+        request=latest_request(state.get("messages", [])),
+        results=results_text(state.get("plan")),
+    )
     return [SystemMessage(system), HumanMessage("Write the final answer.")]
 
 
@@ -77,28 +82,59 @@ def _single_result(state: AgentState) -> str | None:
     return done[0][1] if plan is not None and len(plan.steps) == 1 and len(done) == 1 else None
 
 
-def _finish(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, reason: StopReason | None,
-            answer: tuple[Any, Usage, bool], seconds: float) -> dict[str, Any]:
+def _finish(
+    state: AgentState,
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    reason: StopReason | None,
+    answer: tuple[Any, Usage, bool],
+    seconds: float,
+) -> dict[str, Any]:
     raw, usage, synthesized = answer
-    result, validated = validate_result(raw, deps.config.output_schema) if reason is None else (
-        partial_result(state.get("plan")), None)
+    result, validated = (
+        validate_result(raw, deps.config.output_schema)
+        if reason is None
+        else (partial_result(state.get("plan")), None)
+    )
     text = result if isinstance(result, str) else json.dumps(result, default=str)
-    dangling = [ToolMessage(f"Not executed: the run stopped ({reason or 'finished'}).",
-                            tool_call_id=str(c["id"]), name=str(c["name"]), status="error")
-                for c in pending_tool_calls(state)]
+    dangling = [
+        ToolMessage(
+            f"Not executed: the run stopped ({reason or 'finished'}).",
+            tool_call_id=str(c["id"]),
+            name=str(c["name"]),
+            status="error",
+        )
+        for c in pending_tool_calls(state)
+    ]
     messages: list[Any] = [*dangling]
     if synthesized or reason is not None:
         note = f"[{STOP_MESSAGES[reason]}]\n" if reason else ""
         messages.append(AIMessage(content=note + text))
-    step = ReasoningStep(kind="final" if reason is None else "limit",
-                         thought=STOP_MESSAGES[reason] if reason else "Final answer composed.",
-                         observation=text[:2000], round=int(state.get("iteration") or 0))
+    step = ReasoningStep(
+        kind="final" if reason is None else "limit",
+        thought=STOP_MESSAGES[reason] if reason else "Final answer composed.",
+        observation=text[:2000],
+        round=int(state.get("iteration") or 0),
+    )
     trace = append_steps(list(state.get("trace") or []), [[step]])
     total = (state.get("usage") or Usage()) + usage
-    output = build_output(state, deps.config, result=result, validated=validated, reason=reason,
-                          trace=trace, usage=total, extra_seconds=seconds)
-    return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
-            "usage": usage, "elapsed_s": seconds}
+    output = build_output(
+        state,
+        deps.config,
+        result=result,
+        validated=validated,
+        reason=reason,
+        trace=trace,
+        usage=total,
+        extra_seconds=seconds,
+    )
+    return {
+        "output": output.model_dump(mode="json"),
+        "messages": messages,
+        "trace": [step],
+        "usage": usage,
+        "elapsed_s": seconds,
+    }
 
 
 def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
@@ -108,23 +144,36 @@ def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
     if text:
         emit(runtime, ContentChunk(text=text), state)
     usage = output["metadata"]["token_usage"]
-    emit(runtime, TurnEnd(success=output["success"], stop_reason=output["metadata"]["stop_reason"],
-                          total_tokens=usage["total_tokens"],
-                          cost_usd=output["metadata"]["estimated_cost_usd"]), state)
+    emit(
+        runtime,
+        TurnEnd(
+            success=output["success"],
+            stop_reason=output["metadata"]["stop_reason"],
+            total_tokens=usage["total_tokens"],
+            cost_usd=output["metadata"]["estimated_cost_usd"],
+        ),
+        state,
+    )
 
 
-def _persist_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
-                  update: dict[str, Any]) -> dict[str, Any] | None:
+def _persist_args(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, update: dict[str, Any]
+) -> dict[str, Any] | None:
     """Return persist_run arguments when this run's result should be remembered."""
     output = update["output"]
     if not (deps.config.persist_memory and output["success"] and runtime.store is not None):
         return None
     observations = [s.observation or "" for s in state.get("trace") or [] if s.kind == "tool"]
     result = output["result"]
-    return {"user_id": ctx(runtime).user_id, "agent": deps.config.name, "thread_id": thread_id(),
-            "request": latest_request(state.get("messages", [])),
-            "result": result if isinstance(result, str) else json.dumps(result, default=str),
-            "observations": observations[-10:]}
+    return {
+        "user_id": ctx(runtime).user_id,
+        "agent": deps.config.name,
+        "thread_id": thread_id(),
+        "request": latest_request(state.get("messages", [])),
+        "result": result if isinstance(result, str) else json.dumps(result, default=str),
+        "observations": observations[-10:],
+        "embedder": deps.embedder,
+    }
 
 
 def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -139,12 +188,14 @@ def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> di
         single = _single_result(state)
         try:
             if may_call and deps.config.output_schema is not None:
-                value, used, _ = ask_structured(deps.model, deps.config.output_schema,
-                                                _prompt(state, deps), deps, attempts=2)
+                value, used, _ = ask_structured(
+                    deps.model, deps.config.output_schema, _prompt(state, deps), deps, attempts=2
+                )
                 answer = (value if value is not None else single or answer[0], used, True)
             elif may_call and single is None:
-                message = invoke_with_retries(deps.model, _prompt(state, deps),
-                                              attempts=deps.config.model_retries)
+                message = invoke_with_retries(
+                    deps.model, _prompt(state, deps), attempts=deps.config.model_retries
+                )
                 answer = (message.text, usage_of(message, deps), True)
             elif single is not None:
                 answer = (single, Usage(), False)
@@ -170,12 +221,14 @@ async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
         single = _single_result(state)
         try:
             if may_call and deps.config.output_schema is not None:
-                value, used, _ = await aask_structured(deps.model, deps.config.output_schema,
-                                                       _prompt(state, deps), deps, attempts=2)
+                value, used, _ = await aask_structured(
+                    deps.model, deps.config.output_schema, _prompt(state, deps), deps, attempts=2
+                )
                 answer = (value if value is not None else single or answer[0], used, True)
             elif may_call and single is None:
-                message = await ainvoke_with_retries(deps.model, _prompt(state, deps),
-                                                     attempts=deps.config.model_retries)
+                message = await ainvoke_with_retries(
+                    deps.model, _prompt(state, deps), attempts=deps.config.model_retries
+                )
                 answer = (message.text, usage_of(message, deps), True)
             elif single is not None:
                 answer = (single, Usage(), False)

@@ -27,27 +27,50 @@ def _prompt(state: AskState, deps: AgentDeps) -> list[BaseMessage]:
     return [SystemMessage(system), *state.get("messages", [])]
 
 
-def _finish(state: AskState, runtime: Runtime[Any], deps: AgentDeps,
-            response: AIMessage | LLMError, seconds: float) -> dict[str, Any]:
+def _finish(
+    state: AskState,
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    response: AIMessage | LLMError,
+    seconds: float,
+) -> dict[str, Any]:
     if isinstance(response, LLMError):
         emit(runtime, ErrorEvent(code="llm_error", message=str(response)), state)
         state = {**state, "llm_error": str(response)}
         text, usage, reason = "", Usage(), "llm_error"
     else:
         text, usage, reason = response.text, usage_of(response, deps), None
-    result, validated = validate_result(text, deps.config.output_schema) if reason is None else (
-        text, None)
-    step = ReasoningStep(kind="final" if reason is None else "error", thought="Answered.",
-                         observation=text[:2000], round=1)
+    result, validated = (
+        validate_result(text, deps.config.output_schema) if reason is None else (text, None)
+    )
+    step = ReasoningStep(
+        kind="final" if reason is None else "error",
+        thought="Answered.",
+        observation=text[:2000],
+        round=1,
+    )
     trace = append_steps(list(state.get("trace") or []), [[step]])
     total = (state.get("usage") or Usage()) + usage
-    output = build_output({**state, "iteration": 1}, deps.config, result=result,
-                          validated=validated, reason=reason, trace=trace, usage=total,
-                          extra_seconds=seconds)
+    output = build_output(
+        {**state, "iteration": 1},
+        deps.config,
+        result=result,
+        validated=validated,
+        reason=reason,
+        trace=trace,
+        usage=total,
+        extra_seconds=seconds,
+    )
     announce(runtime, state, output.model_dump(mode="json"))
     messages = [AIMessage(content=text)] if text else []
-    return {"output": output.model_dump(mode="json"), "messages": messages, "trace": [step],
-            "usage": usage, "elapsed_s": seconds, "llm_error": state.get("llm_error")}
+    return {
+        "output": output.model_dump(mode="json"),
+        "messages": messages,
+        "trace": [step],
+        "usage": usage,
+        "elapsed_s": seconds,
+        "llm_error": state.get("llm_error"),
+    }
 
 
 def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -58,20 +81,24 @@ def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) 
     response: AIMessage | LLMError
     with stopwatch() as took:
         try:
-            response = invoke_with_retries(deps.model, _prompt(state, deps),
-                                           attempts=deps.config.model_retries)
+            response = invoke_with_retries(
+                deps.model, _prompt(state, deps), attempts=deps.config.model_retries
+            )
         except LLMError as exc:
             response = exc
     return _finish(state, runtime, deps, response, took[0])
 
 
-async def agenerate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+async def agenerate_answer(
+    state: AskState, runtime: Runtime[Any], *, deps: AgentDeps
+) -> dict[str, Any]:
     """Async twin of :func:`generate_answer`."""
     response: AIMessage | LLMError
     with stopwatch() as took:
         try:
-            response = await ainvoke_with_retries(deps.model, _prompt(state, deps),
-                                                  attempts=deps.config.model_retries)
+            response = await ainvoke_with_retries(
+                deps.model, _prompt(state, deps), attempts=deps.config.model_retries
+            )
         except LLMError as exc:
             response = exc
     return _finish(state, runtime, deps, response, took[0])

@@ -38,7 +38,13 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     httpx.TransportError,
 )
 PROVIDER_ERRORS: tuple[type[BaseException], ...] = (openai.OpenAIError, httpx.HTTPError, OSError)
+# The answer was cut off or filtered: the structured value is missing, not the provider.
+UNFINISHED_ANSWER: tuple[type[BaseException], ...] = (
+    openai.LengthFinishReasonError,
+    openai.ContentFilterFinishReasonError,
+)
 STRUCTURED_ERRORS: tuple[type[BaseException], ...] = (
+    *UNFINISHED_ANSWER,
     ValidationError,
     OutputParserException,
     ValueError,
@@ -49,7 +55,7 @@ BASE_DELAY_S = 0.5
 
 def backoff_delay(attempt: int) -> float:
     """Return the delay before retry ``attempt`` (1-based): exponential with full jitter."""
-    return random.uniform(0, BASE_DELAY_S * 2 ** (attempt - 1))  # noqa: S311 - jitter, not crypto
+    return random.uniform(0, BASE_DELAY_S * 2 ** (attempt - 1))
 
 
 def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
@@ -79,6 +85,8 @@ def invoke_with_retries(
                 raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
             logger.info("transient model error (attempt %d): %r", attempt, exc)
             time.sleep(backoff_delay(attempt))
+        except UNFINISHED_ANSWER:
+            raise
         except PROVIDER_ERRORS as exc:
             raise LLMError(f"model call failed: {exc!r}") from exc
     raise AssertionError("unreachable")  # pragma: no cover
@@ -96,6 +104,8 @@ async def ainvoke_with_retries(
                 raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
             logger.info("transient model error (attempt %d): %r", attempt, exc)
             await asyncio.sleep(backoff_delay(attempt))
+        except UNFINISHED_ANSWER:
+            raise
         except PROVIDER_ERRORS as exc:
             raise LLMError(f"model call failed: {exc!r}") from exc
     raise AssertionError("unreachable")  # pragma: no cover

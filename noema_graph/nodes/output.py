@@ -75,8 +75,9 @@ def confidence(
     return round(min(max(score, 0.0), 1.0), 3)
 
 
-def decision_summary(plan: TaskPlan | None, iterations: int, tools: list[str],
-                     reason: StopReason | None) -> str:
+def decision_summary(
+    plan: TaskPlan | None, iterations: int, tools: list[str], reason: StopReason | None
+) -> str:
     """Summarise the run in one human-readable sentence."""
     done = sum(1 for s in plan.steps if s.status == "completed") if plan else 0
     total = len(plan.steps) if plan else 0
@@ -125,19 +126,36 @@ def build_output(
         validated=validated,
         error=error,
         reasoning=AgentReasoning(
-            steps=[TraceStep(step=s.step, kind=s.kind, thought=s.thought, action=s.action,
-                             observation=s.observation, timestamp=s.timestamp) for s in trace],
+            steps=[
+                TraceStep(
+                    step=s.step,
+                    kind=s.kind,
+                    thought=s.thought,
+                    action=s.action,
+                    observation=s.observation,
+                    timestamp=s.timestamp,
+                )
+                for s in trace
+            ],
             decision=decision_summary(plan, iterations, used, reason),
-            confidence=confidence(trace, iterations=iterations, max_iterations=config.max_iterations,
-                                  replans=replans, stopped=reason is not None, validated=validated),
+            confidence=confidence(
+                trace,
+                iterations=iterations,
+                max_iterations=config.max_iterations,
+                replans=replans,
+                stopped=reason is not None,
+                validated=validated,
+            ),
         ),
         metadata=ExecutionMetadata(
             execution_time_ms=round(elapsed_ms, 3),
             iterations=iterations,
             tools_used=used,
-            token_usage=TokenUsage(prompt_tokens=usage.prompt_tokens,
-                                   completion_tokens=usage.completion_tokens,
-                                   total_tokens=usage.total_tokens),
+            token_usage=TokenUsage(
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                total_tokens=usage.total_tokens,
+            ),
             estimated_cost_usd=usage.cost_usd,
             model=run.model,
             agent_version=config.version,

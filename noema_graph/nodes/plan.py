@@ -16,16 +16,17 @@ from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.prompts import PLAN
 from noema_graph.state.agent import AgentState
-from noema_graph.state.reducers import append_steps
 from noema_graph.state.models import PlanDraft, ReasoningStep, RunInfo, TaskPlan, TaskStep, Usage
+from noema_graph.state.reducers import append_steps
 
 MAX_PLAN_STEPS = 8
 RECALL_LIMIT = 5
 FALLBACK_STEP = "Answer the request directly."
 
 
-def _prompt(state: AgentState, deps: AgentDeps, tool_names: str) -> list[BaseMessage]:
-    memory = state.get("memory_context") or []
+def _prompt(
+    state: AgentState, deps: AgentDeps, tool_names: str, memory: list[dict[str, Any]]
+) -> list[BaseMessage]:
     memory_text = ""
     if memory:
         memory_text = "\nRelevant memories:\n" + "\n".join(f"- {m['value']}" for m in memory)
@@ -41,12 +42,15 @@ def _update(
     deps: AgentDeps,
     outcome: tuple[Any, Usage, list[str]] | LLMError,
     seconds: float,
+    memory: list[dict[str, Any]],
 ) -> dict[str, Any]:
     request = latest_request(state.get("messages", []))
     trace_id = ctx(runtime).trace_id
-    run = RunInfo(request=request, model=deps.profile.model_name, **(
-        {"trace_id": trace_id} if trace_id else {}
-    ))
+    run = RunInfo(
+        request=request,
+        model=deps.profile.model_name,
+        **({"trace_id": trace_id} if trace_id else {}),
+    )
     update: dict[str, Any] = {
         "run": run,
         "iteration": 0,
@@ -57,7 +61,7 @@ def _update(
         "cancelled": False,
         "llm_error": None,
         "output": {},
-        "memory_context": state.get("memory_context", []),
+        "memory_context": memory,
         "elapsed_s": Overwrite(seconds),
     }
     emitted = {"run": run}
@@ -65,36 +69,65 @@ def _update(
     if isinstance(outcome, LLMError):
         plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
         step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
-        return {**update, "plan": plan, "llm_error": str(outcome), "usage": Overwrite(Usage()),
-                "trace": Overwrite(append_steps([], [[step]]))}
+        return {
+            **update,
+            "plan": plan,
+            "llm_error": str(outcome),
+            "usage": Overwrite(Usage()),
+            "trace": Overwrite(append_steps([], [[step]])),
+        }
     draft, usage, errors = outcome
     if isinstance(draft, PlanDraft):
         plan = draft.to_plan(MAX_PLAN_STEPS)
-        step = ReasoningStep(kind="plan", thought=f"Plan for: {plan.goal}",
-                             observation="\n".join(s.description for s in plan.steps))
+        step = ReasoningStep(
+            kind="plan",
+            thought=f"Plan for: {plan.goal}",
+            observation="\n".join(s.description for s in plan.steps),
+        )
     else:
         plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
-        step = ReasoningStep(kind="plan_fallback", status="error",
-                             thought="No valid plan after retries; answering directly.",
-                             observation="; ".join(errors)[:2000])
+        step = ReasoningStep(
+            kind="plan_fallback",
+            status="error",
+            thought="No valid plan after retries; answering directly.",
+            observation="; ".join(errors)[:2000],
+        )
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
-    emit(runtime, PlanCreated(goal=plan.goal, steps=[s.description for s in plan.steps],
-                              fallback=step.kind == "plan_fallback"), emitted)
-    return {**update, "plan": plan, "usage": Overwrite(usage), "trace": Overwrite(append_steps([], [[step]]))}
+    emit(
+        runtime,
+        PlanCreated(
+            goal=plan.goal,
+            steps=[s.description for s in plan.steps],
+            fallback=step.kind == "plan_fallback",
+        ),
+        emitted,
+    )
+    return {
+        **update,
+        "plan": plan,
+        "usage": Overwrite(usage),
+        "trace": Overwrite(append_steps([], [[step]])),
+    }
 
 
-def _memory(state: AgentState, runtime: Runtime[Any], deps: AgentDeps,
-            recalled: MemoryRecall) -> dict[str, Any]:
+def _memory(
+    state: AgentState, runtime: Runtime[Any], recalled: MemoryRecall
+) -> list[dict[str, Any]]:
     hits, unavailable = recalled
     if unavailable is not None:
         emit(runtime, unavailable.to_event(), state)
-    memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
-    return {**state, "memory_context": memory}
+    return [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
 
 
 def _recall_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any]:
-    return {"user_id": ctx(runtime).user_id, "agent": deps.config.name, "thread_id": thread_id(),
-            "query": latest_request(state.get("messages", [])), "limit": RECALL_LIMIT}
+    return {
+        "user_id": ctx(runtime).user_id,
+        "agent": deps.config.name,
+        "thread_id": thread_id(),
+        "query": latest_request(state.get("messages", [])),
+        "limit": RECALL_LIMIT,
+        "embedder": deps.embedder,
+    }
 
 
 def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -106,14 +139,15 @@ def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[s
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         recalled = recall_context(runtime.store, **_recall_args(state, runtime, deps))
-        state = _memory(state, runtime, deps, recalled)
+        memory = _memory(state, runtime, recalled)
         try:
-            prompt = _prompt(state, deps, tools_text(deps.tool_list()))
-            outcome = ask_structured(deps.planning_model, PlanDraft, prompt, deps,
-                                     attempts=deps.config.plan_retries)
+            prompt = _prompt(state, deps, tools_text(deps.tool_list()), memory)
+            outcome = ask_structured(
+                deps.planning_model, PlanDraft, prompt, deps, attempts=deps.config.plan_retries
+            )
         except LLMError as exc:
             outcome = exc
-    return _update(state, runtime, deps, outcome, took[0])
+    return _update(state, runtime, deps, outcome, took[0], memory)
 
 
 async def aplan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -121,11 +155,12 @@ async def aplan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         recalled = await arecall_context(runtime.store, **_recall_args(state, runtime, deps))
-        state = _memory(state, runtime, deps, recalled)
+        memory = _memory(state, runtime, recalled)
         try:
-            prompt = _prompt(state, deps, tools_text(await deps.atool_list()))
-            outcome = await aask_structured(deps.planning_model, PlanDraft, prompt, deps,
-                                            attempts=deps.config.plan_retries)
+            prompt = _prompt(state, deps, tools_text(await deps.atool_list()), memory)
+            outcome = await aask_structured(
+                deps.planning_model, PlanDraft, prompt, deps, attempts=deps.config.plan_retries
+            )
         except LLMError as exc:
             outcome = exc
-    return _update(state, runtime, deps, outcome, took[0])
+    return _update(state, runtime, deps, outcome, took[0], memory)

@@ -12,8 +12,8 @@ from noema_graph.memory import arecall_context, recall_context
 from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.agent import AskState
-from noema_graph.state.reducers import append_steps
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
+from noema_graph.state.reducers import append_steps
 
 RECALL_LIMIT = 5
 
@@ -21,8 +21,11 @@ RECALL_LIMIT = 5
 def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[RunInfo, str]:
     request = latest_request(state.get("messages", []))
     trace_id = ctx(runtime).trace_id
-    run = RunInfo(request=request, model=deps.profile.model_name,
-                  **({"trace_id": trace_id} if trace_id else {}))
+    run = RunInfo(
+        request=request,
+        model=deps.profile.model_name,
+        **({"trace_id": trace_id} if trace_id else {}),
+    )
     emit(runtime, TurnStart(request=request, mode="ask"), {"run": run})
     return run, request
 
@@ -32,11 +35,22 @@ def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) 
     if warning is not None:
         emit(runtime, warning.to_event(), {"run": run})
     memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
-    trace = [ReasoningStep(kind="memory", thought=f"Recalled {len(memory)} memories.",
-                           observation="\n".join(m["value"] for m in memory)[:2000])]
-    return {"run": run, "memory_context": memory, "trace": Overwrite(append_steps([], [trace])),
-            "usage": Overwrite(Usage()), "elapsed_s": Overwrite(seconds), "llm_error": None,
-            "output": {}}
+    trace = [
+        ReasoningStep(
+            kind="memory",
+            thought=f"Recalled {len(memory)} memories.",
+            observation="\n".join(m["value"] for m in memory)[:2000],
+        )
+    ]
+    return {
+        "run": run,
+        "memory_context": memory,
+        "trace": Overwrite(append_steps([], [trace])),
+        "usage": Overwrite(Usage()),
+        "elapsed_s": Overwrite(seconds),
+        "llm_error": None,
+        "output": {},
+    }
 
 
 def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -47,17 +61,31 @@ def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     """
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
-        recalled = recall_context(runtime.store, user_id=ctx(runtime).user_id,
-                                  agent=deps.config.name, thread_id=thread_id(), query=request,
-                                  limit=RECALL_LIMIT)
+        recalled = recall_context(
+            runtime.store,
+            user_id=ctx(runtime).user_id,
+            agent=deps.config.name,
+            thread_id=thread_id(),
+            query=request,
+            limit=RECALL_LIMIT,
+            embedder=deps.embedder,
+        )
     return _update(run, runtime, recalled, took[0])
 
 
-async def arecall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+async def arecall_memory(
+    state: AskState, runtime: Runtime[Any], *, deps: AgentDeps
+) -> dict[str, Any]:
     """Async twin of :func:`recall_memory`."""
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
-        recalled = await arecall_context(runtime.store, user_id=ctx(runtime).user_id,
-                                         agent=deps.config.name, thread_id=thread_id(), query=request,
-                                  limit=RECALL_LIMIT)
+        recalled = await arecall_context(
+            runtime.store,
+            user_id=ctx(runtime).user_id,
+            agent=deps.config.name,
+            thread_id=thread_id(),
+            query=request,
+            limit=RECALL_LIMIT,
+            embedder=deps.embedder,
+        )
     return _update(run, runtime, recalled, took[0])

@@ -32,16 +32,27 @@ def _prompt(state: AgentState, deps: AgentDeps, forced: bool) -> list[BaseMessag
     note = ""
     if forced:
         sig, streak = repeat_streak(state.get("trace") or [])
-        note = (f"WARNING: the same tool call {sig} was made {streak} times in a row with no "
-                "progress. Change approach (revise) or finish.")
-    system = REFLECT.render(goal=plan.goal if plan else latest_request(state.get("messages", [])),
-                            plan=plan_text(plan), trace="\n".join(lines) or "(empty)",
-                            loop_note=note)
+        note = (
+            f"WARNING: the same tool call {sig} was made {streak} times in a row with no "
+            "progress. Change approach (revise) or finish."
+        )
+    system = REFLECT.render(
+        goal=plan.goal if plan else latest_request(state.get("messages", [])),
+        plan=plan_text(plan),
+        trace="\n".join(lines) or "(empty)",
+        loop_note=note,
+    )
     return [SystemMessage(system), HumanMessage("Reflect now.")]
 
 
-def _update(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, forced: bool,
-            outcome: tuple[Any, Usage, list[str]] | LLMError, seconds: float) -> dict[str, Any]:
+def _update(
+    state: AgentState,
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    forced: bool,
+    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    seconds: float,
+) -> dict[str, Any]:
     iteration = int(state.get("iteration") or 0)
     update: dict[str, Any] = {"last_reflection_at": iteration, "elapsed_s": seconds}
     if forced:
@@ -51,14 +62,29 @@ def _update(state: AgentState, runtime: Runtime[Any], deps: AgentDeps, forced: b
         step = ReasoningStep(kind="error", thought=f"reflection failed: {outcome}", status="error")
         return {**update, "llm_error": str(outcome), "trace": [step]}
     value, usage, errors = outcome
-    reflection = value if isinstance(value, Reflection) else Reflection(
-        progress="unknown", remaining="unknown", decision="revise" if forced else "continue",
-        reason=f"no valid reflection ({'; '.join(errors)[:300]})",
+    reflection = (
+        value
+        if isinstance(value, Reflection)
+        else Reflection(
+            progress="unknown",
+            remaining="unknown",
+            decision="revise" if forced else "continue",
+            reason=f"no valid reflection ({'; '.join(errors)[:300]})",
+        )
     )
-    step = ReasoningStep(kind="reflection", thought=reflection.progress,
-                         observation=f"{reflection.decision}: {reflection.reason}", round=iteration)
-    emit(runtime, ReflectionEvent(decision=reflection.decision, reason=reflection.reason,
-                                  forced_by_loop=forced), state)
+    step = ReasoningStep(
+        kind="reflection",
+        thought=reflection.progress,
+        observation=f"{reflection.decision}: {reflection.reason}",
+        round=iteration,
+    )
+    emit(
+        runtime,
+        ReflectionEvent(
+            decision=reflection.decision, reason=reflection.reason, forced_by_loop=forced
+        ),
+        state,
+    )
     return {**update, "reflection": reflection, "usage": usage, "trace": [step]}
 
 
@@ -72,8 +98,13 @@ def reflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dic
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = ask_structured(deps.model, Reflection, _prompt(state, deps, forced), deps,
-                                     attempts=deps.config.plan_retries)
+            outcome = ask_structured(
+                deps.model,
+                Reflection,
+                _prompt(state, deps, forced),
+                deps,
+                attempts=deps.config.plan_retries,
+            )
         except LLMError as exc:
             outcome = exc
     return _update(state, runtime, deps, forced, outcome, took[0])
@@ -85,8 +116,13 @@ async def areflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps)
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = await aask_structured(deps.model, Reflection, _prompt(state, deps, forced),
-                                            deps, attempts=deps.config.plan_retries)
+            outcome = await aask_structured(
+                deps.model,
+                Reflection,
+                _prompt(state, deps, forced),
+                deps,
+                attempts=deps.config.plan_retries,
+            )
         except LLMError as exc:
             outcome = exc
     return _update(state, runtime, deps, forced, outcome, took[0])

@@ -42,25 +42,42 @@ def revised(plan: TaskPlan, draft: PlanDraft) -> TaskPlan:
     return TaskPlan(goal=plan.goal, steps=done + new, current_step_index=len(done)).started()
 
 
-def _update(state: AgentState, runtime: Runtime[Any], outcome: tuple[Any, Usage, list[str]] | LLMError,
-            seconds: float) -> dict[str, Any]:
+def _update(
+    state: AgentState,
+    runtime: Runtime[Any],
+    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    seconds: float,
+) -> dict[str, Any]:
     replans = int(state.get("replans") or 0) + 1
     plan = state.get("plan") or TaskPlan(goal="")
     update: dict[str, Any] = {"replans": replans, "elapsed_s": seconds}
     if isinstance(outcome, LLMError):
-        step = ReasoningStep(kind="error", thought=f"plan revision failed: {outcome}", status="error")
+        step = ReasoningStep(
+            kind="error", thought=f"plan revision failed: {outcome}", status="error"
+        )
         return {**update, "llm_error": str(outcome), "trace": [step]}
     draft, usage, errors = outcome
     if not isinstance(draft, PlanDraft):
-        step = ReasoningStep(kind="error", status="error", thought="No valid revised plan; "
-                             f"keeping the current one ({'; '.join(errors)[:300]}).")
+        step = ReasoningStep(
+            kind="error",
+            status="error",
+            thought=f"No valid revised plan; keeping the current one ({'; '.join(errors)[:300]}).",
+        )
         return {**update, "usage": usage, "trace": [step]}
     new_plan = revised(plan, draft)
-    step = ReasoningStep(kind="plan_revised", thought=f"Plan revised (#{replans}).",
-                         observation="\n".join(s.description for s in new_plan.steps),
-                         round=int(state.get("iteration") or 0))
-    emit(runtime, PlanRevised(goal=new_plan.goal, steps=[s.description for s in new_plan.steps],
-                              replans=replans), state)
+    step = ReasoningStep(
+        kind="plan_revised",
+        thought=f"Plan revised (#{replans}).",
+        observation="\n".join(s.description for s in new_plan.steps),
+        round=int(state.get("iteration") or 0),
+    )
+    emit(
+        runtime,
+        PlanRevised(
+            goal=new_plan.goal, steps=[s.description for s in new_plan.steps], replans=replans
+        ),
+        state,
+    )
     return {**update, "plan": new_plan, "usage": usage, "trace": [step]}
 
 
@@ -72,8 +89,13 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = ask_structured(deps.planning_model, PlanDraft, _prompt(state), deps,
-                                     attempts=deps.config.plan_retries)
+            outcome = ask_structured(
+                deps.planning_model,
+                PlanDraft,
+                _prompt(state),
+                deps,
+                attempts=deps.config.plan_retries,
+            )
         except LLMError as exc:
             outcome = exc
     return _update(state, runtime, outcome, took[0])
@@ -86,8 +108,13 @@ async def arevise_plan(
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = await aask_structured(deps.planning_model, PlanDraft, _prompt(state), deps,
-                                            attempts=deps.config.plan_retries)
+            outcome = await aask_structured(
+                deps.planning_model,
+                PlanDraft,
+                _prompt(state),
+                deps,
+                attempts=deps.config.plan_retries,
+            )
         except LLMError as exc:
             outcome = exc
     return _update(state, runtime, outcome, took[0])

@@ -89,6 +89,11 @@ def budget_reason(
     timeout = ctx.timeout_s if ctx.timeout_s is not None else config.timeout_s
     max_cost = ctx.max_cost_usd if ctx.max_cost_usd is not None else config.max_cost_usd
     remaining = state.get("remaining_steps")
+    over_tokens = (
+        config.max_total_tokens is not None and usage.total_tokens >= config.max_total_tokens
+    )
+    over_cost = max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= max_cost
+    out_of_steps = remaining is not None and remaining <= STEPS_RESERVED_FOR_FINALIZE
     reason: StopReason | None = None
     if state.get("cancelled") or ctx.aborted():
         reason = "cancelled"
@@ -96,13 +101,9 @@ def budget_reason(
         reason = "llm_error"
     elif timeout is not None and active_seconds(state) >= timeout:
         reason = "timeout"
-    elif config.max_total_tokens is not None and usage.total_tokens >= config.max_total_tokens:
+    elif over_tokens or over_cost:
         reason = "budget_exceeded"
-    elif max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= max_cost:
-        reason = "budget_exceeded"
-    elif remaining is not None and remaining <= STEPS_RESERVED_FOR_FINALIZE:
-        reason = "max_iterations"
-    elif int(state.get("iteration") or 0) >= config.max_iterations:
+    elif out_of_steps or int(state.get("iteration") or 0) >= config.max_iterations:
         reason = "max_iterations"
     return reason
 
@@ -186,8 +187,13 @@ def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> lis
     return [
         Send(
             "tool_node",
-            {"tool_call": call, "thought": thought, "index": i, "round": iteration,
-             "run_id": run_id},
+            {
+                "tool_call": call,
+                "thought": thought,
+                "index": i,
+                "round": iteration,
+                "run_id": run_id,
+            },
         )
         for i, call in enumerate(calls)
     ]

@@ -23,18 +23,23 @@ from noema_graph.state.agent import ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction
 
 
-def _refusal(task: ToolTask, tools: dict[str, BaseTool], deps: AgentDeps,
-             runtime: Runtime[Any]) -> str | None:
+def _refusal(
+    task: ToolTask, tools: dict[str, BaseTool], deps: AgentDeps, runtime: Runtime[Any]
+) -> str | None:
     """Return why the call must not run, or None when it may."""
     call = task["tool_call"]
     cap = deps.config.max_tool_calls_per_step
     if ctx(runtime).aborted():
         return "Not executed: the run was cancelled."
     if task["index"] >= cap:
-        return (f"Not executed: at most {cap} tool calls run per step; "
-                "repeat this call in the next step if it is still needed.")
+        return (
+            f"Not executed: at most {cap} tool calls run per step; "
+            "repeat this call in the next step if it is still needed."
+        )
     if call["name"] not in tools:
-        return f"Unknown tool {call['name']!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+        return (
+            f"Unknown tool {call['name']!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+        )
     return None
 
 
@@ -46,8 +51,9 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _result(task: ToolTask, message: ToolMessage, kind: str, seconds: float,
-            runtime: Runtime[Any]) -> dict[str, Any]:
+def _result(
+    task: ToolTask, message: ToolMessage, kind: str, seconds: float, runtime: Runtime[Any]
+) -> dict[str, Any]:
     call = task["tool_call"]
     status = "error" if message.status == "error" else "ok"
     full = message.artifact if message.artifact is not None else message.content
@@ -60,8 +66,17 @@ def _result(task: ToolTask, message: ToolMessage, kind: str, seconds: float,
         round=task["round"],
         duration_ms=seconds * 1000,
     )
-    emit(runtime, ToolCallEnd(call_id=str(call["id"]), tool=str(call["name"]), status=status,
-                              output=preview(message.content, 500), duration_ms=seconds * 1000), task)
+    emit(
+        runtime,
+        ToolCallEnd(
+            call_id=str(call["id"]),
+            tool=str(call["name"]),
+            status=status,
+            output=preview(message.content, 500),
+            duration_ms=seconds * 1000,
+        ),
+        task,
+    )
     return {"messages": [message], "trace": [step]}
 
 
@@ -74,12 +89,15 @@ def _as_message(task: ToolTask, output: Any) -> ToolMessage:
     if isinstance(output, ToolMessage):
         return output
     call = task["tool_call"]
-    return ToolMessage(preview(output, 100_000), tool_call_id=str(call["id"]), name=str(call["name"]))
+    return ToolMessage(
+        preview(output, 100_000), tool_call_id=str(call["id"]), name=str(call["name"])
+    )
 
 
 def _failed(task: ToolTask, exc: BaseException) -> ToolMessage:
-    return _error_message(task, f"Tool {task['tool_call']['name']!r} failed: "
-                                f"{type(exc).__name__}: {exc}")
+    return _error_message(
+        task, f"Tool {task['tool_call']['name']!r} failed: {type(exc).__name__}: {exc}"
+    )
 
 
 def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
@@ -91,15 +109,18 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
     """
     tools = {t.name: t for t in deps.tool_list()}
     call = task["tool_call"]
-    emit(runtime, ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]),
-                                input=call.get("args")), task)
+    emit(
+        runtime,
+        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
+        task,
+    )
     start = time.perf_counter()
     if (refusal := _refusal(task, tools, deps, runtime)) is not None:
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
         return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
     try:
         message = _as_message(task, tools[call["name"]].invoke({**call, "type": "tool_call"}))
-    except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation, with its type
+    except Exception as exc:
         message = _failed(task, exc)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)
 
@@ -108,8 +129,11 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
     """Async twin of :func:`tool_node`, with the per-tool timeout enforced."""
     tools = {t.name: t for t in await deps.atool_list()}
     call = task["tool_call"]
-    emit(runtime, ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]),
-                                input=call.get("args")), task)
+    emit(
+        runtime,
+        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
+        task,
+    )
     start = time.perf_counter()
     if (refusal := _refusal(task, tools, deps, runtime)) is not None:
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
@@ -122,6 +146,6 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         message = _as_message(task, output)
     except TimeoutError:
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
-    except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation, with its type
+    except Exception as exc:
         message = _failed(task, exc)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)

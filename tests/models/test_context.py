@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from noema_graph.models import compact_messages, count_tokens, make_model
+from noema_graph.models.context import REMOVED_OBSERVATION, estimate_tokens
+
+LONG = "x" * 4000
+
+
+def chars(messages: Sequence[BaseMessage]) -> int:
+    return sum(len(m.text) for m in messages)
+
+
+def call(call_id: str) -> AIMessage:
+    return AIMessage(
+        content="", tool_calls=[{"name": "search", "args": {"q": call_id}, "id": call_id}]
+    )
+
+
+def conversation() -> list[BaseMessage]:
+    return [
+        SystemMessage(content="You are an agent."),
+        HumanMessage(content="first question"),
+        call("a"),
+        ToolMessage(content=LONG, tool_call_id="a"),
+        AIMessage(content="an older plain answer " * 20),
+        call("b"),
+        ToolMessage(content=LONG, tool_call_id="b"),
+        HumanMessage(content="last question"),
+        call("c"),
+        ToolMessage(content=LONG, tool_call_id="c"),
+    ]
+
+
+def test_estimate_is_about_four_chars_per_token() -> None:
+    assert estimate_tokens([HumanMessage(content="x" * 400)]) == 104
+
+
+def test_count_tokens_never_uses_tiktoken_for_openai() -> None:
+    model = make_model("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
+    messages = [HumanMessage(content="hello " * 100)]
+    assert count_tokens(messages, model) == estimate_tokens(messages)
+
+
+def test_count_tokens_uses_a_model_counter_that_works_offline() -> None:
+    class Counting(GenericFakeChatModel):
+        def get_num_tokens_from_messages(
+            self, messages: list[BaseMessage], tools: object = None
+        ) -> int:
+            return 7 * len(messages)
+
+    model = Counting(messages=iter([]))
+    assert count_tokens([HumanMessage(content="a"), HumanMessage(content="b")], model) == 14
+
+
+def test_count_tokens_without_model_estimates() -> None:
+    assert count_tokens([HumanMessage(content="abcd")]) == 5
+
+
+def test_under_budget_returns_input_unchanged() -> None:
+    messages = conversation()
+    result = compact_messages(messages, budget_tokens=10**6, count=chars)
+    assert list(result.messages) == messages
+    assert (result.removed_count, result.truncated_count) == (0, 0)
+    assert result.before_tokens == result.after_tokens
+
+
+def test_truncates_oldest_observations_first() -> None:
+    messages = conversation()
+    budget = chars(messages) - 3000
+    result = compact_messages(messages, budget_tokens=budget, count=chars)
+    assert result.truncated_count == 1
+    assert result.after_tokens <= budget < result.before_tokens
+    assert len(result.messages[3].text) < 300
+    assert "truncated" in result.messages[3].text
+    assert result.messages[6].text == LONG
+    assert messages[3].text == LONG  # the input is not mutated
+
+
+def test_keeps_protected_messages_verbatim() -> None:
+    messages = conversation()
+    result = compact_messages(messages, budget_tokens=1, count=chars)
+    out = result.messages
+    assert out[0] == messages[0]
+    assert any(m == messages[7] for m in out)  # last human
+    assert out[-2:] == tuple(messages[-2:])  # latest AI call and its result
+    assert out[-1].text == LONG
+
+
+def test_replaces_observations_when_truncation_is_not_enough() -> None:
+    messages = conversation()
+    budget = chars(messages) - 2 * len(LONG) + 100
+    result = compact_messages(messages, budget_tokens=budget, count=chars)
+    texts = [m.text for m in result.messages if isinstance(m, ToolMessage)]
+    assert REMOVED_OBSERVATION in texts
+    assert result.truncated_count == 2
+    assert result.removed_count == 0
+
+
+def test_never_drops_a_tool_message_and_answers_every_call() -> None:
+    messages = conversation()
+    result = compact_messages(messages, budget_tokens=1, count=chars)
+    tool_ids = [m.tool_call_id for m in result.messages if isinstance(m, ToolMessage)]
+    assert tool_ids == ["a", "b", "c"]
+    for message in result.messages:
+        if isinstance(message, AIMessage):
+            assert {c["id"] for c in message.tool_calls} <= set(tool_ids)
+    assert result.after_tokens > 1  # best effort: reports it still does not fit
+
+
+def test_drops_old_plain_messages_last() -> None:
+    messages = conversation()
+    result = compact_messages(messages, budget_tokens=1, count=chars)
+    assert result.removed_count == 2  # "first question" and the older plain answer
+    assert messages[1] not in result.messages
+    assert messages[4] not in result.messages

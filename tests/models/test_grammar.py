@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableBinding
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field, SecretStr
+
+from noema_graph.models import bind_react_grammar, make_model, react_grammar
+from noema_graph.models.grammar import gbnf_literal, grammar_rule_names
+from noema_graph.models.profile import PROVIDER_KEY
+
+
+class Filter(BaseModel):
+    field: str
+    op: Literal["eq", "lt", "gt"]
+
+
+class QueryArgs(BaseModel):
+    table: str = Field(description="table name")
+    limit: int | None = None
+    filters: list[Filter] = Field(default_factory=list)
+    verbose: bool = False
+
+
+def _query(
+    table: str, limit: int | None = None, filters: object = (), verbose: bool = False
+) -> str:
+    return table
+
+
+query_tool = StructuredTool.from_function(
+    _query, name="db.query", description="Query a table.", args_schema=QueryArgs
+)
+
+
+def assert_well_formed(grammar: str) -> None:
+    defined, referenced = grammar_rule_names(grammar)
+    assert "root" in defined
+    assert referenced <= defined, referenced - defined
+
+
+def test_grammar_lists_each_tool_as_an_action(tools: list[BaseTool]) -> None:
+    grammar = react_grammar(tools)
+    assert_well_formed(grammar)
+    assert '"Action: " ( ( "search"' in grammar
+    assert '( "calculator" "\\nAction Input: "' in grammar
+    assert '"Final Answer: "' in grammar
+
+
+def test_action_input_follows_args_schema(tools: list[BaseTool]) -> None:
+    grammar = react_grammar(tools)
+    # search(query: str, max_results: int = 3): query required first, max_results optional.
+    expected = (
+        '"{" ws "\\"query\\"" ws ":" ws string '
+        '( ws "," ws "\\"max_results\\"" ws ":" ws integer )? ws "}"'
+    )
+    assert expected in grammar
+
+
+def test_nested_schema_with_refs_enums_and_optionals() -> None:
+    grammar = react_grammar([query_tool])
+    assert_well_formed(grammar)
+    assert gbnf_literal("db.query") in grammar
+    assert '"\\"eq\\"" | "\\"lt\\"" | "\\"gt\\""' in grammar
+    assert "integer | null" in grammar
+    assert '"[" ws' in grammar
+
+
+def test_without_tools_only_a_final_answer() -> None:
+    grammar = react_grammar([])
+    assert_well_formed(grammar)
+    assert grammar.startswith("root ::= thought final")
+    assert "Action:" not in grammar
+
+
+def test_literal_escaping() -> None:
+    assert gbnf_literal('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
+
+
+def test_untyped_args_fall_back_to_any_json_object() -> None:
+    loose = StructuredTool.from_function(
+        lambda **kwargs: "",
+        name="loose",
+        description="Anything.",
+        args_schema={"type": "object", "properties": {}},
+    )
+    grammar = react_grammar([loose])
+    assert_well_formed(grammar)
+    assert '"loose" "\\nAction Input: " object' in grammar
+
+
+def test_non_local_models_are_returned_unchanged(tools: list[BaseTool]) -> None:
+    fake = GenericFakeChatModel(messages=iter([AIMessage(content="x")]))
+    assert bind_react_grammar(fake, tools) is fake
+    openai = make_model("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
+    assert bind_react_grammar(openai, tools) is openai
+
+
+def test_local_models_get_the_grammar_in_extra_body(tools: list[BaseTool]) -> None:
+    from langchain_openai import ChatOpenAI
+
+    local = ChatOpenAI(
+        model="m",
+        api_key=SecretStr("k"),
+        base_url="http://127.0.0.1:1/v1",
+        metadata={PROVIDER_KEY: "local"},
+    )
+    bound = bind_react_grammar(local, tools)
+    assert bound is not local
+    assert isinstance(bound, RunnableBinding)
+    assert bound.kwargs["extra_body"]["grammar"] == react_grammar(tools)
