@@ -22,14 +22,25 @@ from noema_graph.graphs import build_agent_graph, build_ask_graph
 from noema_graph.persistence import prune as prune_checkpoints
 from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="LangGraph agents that plan, act, reflect and report what they cost.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="LangGraph agents that plan, act, reflect and report what they cost.",
+)
 console = Console(stderr=True)
 DEFAULT_DB = Path("noema.sqlite")
 
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=(
-    "local | openai:<model> | openai-compatible:<model>@<url>; default: NOEMA_MODEL, "
-    "else OpenAI when OPENAI_API_KEY is set, else the embedded local model."))]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help=(
+            "local | openai:<model> | openai-compatible:<model>@<url>; default: NOEMA_MODEL, "
+            "else OpenAI when OPENAI_API_KEY is set, else the embedded local model."
+        ),
+    ),
+]
 DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file for checkpoints and memory.")]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (new if unset).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the output contract as JSON.")]
@@ -44,8 +55,10 @@ def _render_event(event: dict[str, Any]) -> None:
     elif kind == "tool_call_start":
         console.print(f"[cyan]tool[/cyan] {event['tool']}({json.dumps(event['input'])[:200]})")
     elif kind == "tool_call_end":
-        console.print(f"  -> [{'green' if event['status'] == 'ok' else 'red'}]{event['status']}"
-                      f"[/] {event['output'][:200]}")
+        console.print(
+            f"  -> [{'green' if event['status'] == 'ok' else 'red'}]{event['status']}"
+            f"[/] {event['output'][:200]}"
+        )
     elif kind == "thinking":
         console.print(f"[dim]thinking: {event['text'][:300]}[/dim]")
     elif kind in ("reflection", "plan_revised", "warning", "error", "compaction"):
@@ -72,8 +85,9 @@ def _print_output(output: dict[str, Any], as_json: bool) -> None:
 
 def _stream(graph: Any, inputs: Any, thread: str, user: str) -> dict[str, Any]:
     config = {"configurable": {"thread_id": thread}}
-    for event in graph.stream(inputs, config, stream_mode="custom",
-                              context=RunContext(user_id=user)):
+    for event in graph.stream(
+        inputs, config, stream_mode="custom", context=RunContext(user_id=user)
+    ):
         _render_event(event)
     return graph.get_state(config).values.get("output", {})
 
@@ -103,9 +117,13 @@ def run(
     """Run the agent graph on REQUEST and print the result, cost and confidence."""
     thread_id = thread or uuid4().hex[:12]
     try:
-        config = AgentConfig(model=model, max_iterations=max_iterations,
-                             protocol=_protocol(protocol), enabled_toolkits=(),
-                             working_directory=Path.cwd())
+        config = AgentConfig(
+            model=model,
+            max_iterations=max_iterations,
+            protocol=_protocol(protocol),
+            enabled_toolkits=(),
+            working_directory=Path.cwd(),
+        )
         chat = _model(model)
         with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
             graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
@@ -119,7 +137,9 @@ def run(
 
 def _protocol(value: str) -> Protocol:
     if value not in ("auto", "native", "react"):
-        raise typer.BadParameter(f"{value!r} is not one of auto, native, react", param_hint="--protocol")
+        raise typer.BadParameter(
+            f"{value!r} is not one of auto, native, react", param_hint="--protocol"
+        )
     return value  # type: ignore[return-value]
 
 
@@ -154,8 +174,9 @@ def resume(
     try:
         chat = _model(model)
         with sqlite_checkpointer(db) as saver:
-            graph = build_agent_graph(AgentConfig(enabled_toolkits=()), model=chat,
-                                      checkpointer=saver)
+            graph = build_agent_graph(
+                AgentConfig(enabled_toolkits=()), model=chat, checkpointer=saver
+            )
             if not graph.get_state({"configurable": {"thread_id": thread}}).values:
                 console.print(f"[red]error:[/red] no thread {thread!r} in {db}")
                 raise typer.Exit(2)

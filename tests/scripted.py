@@ -75,15 +75,23 @@ class ScriptedChatModel(BaseChatModel):
             self._prompts.append(list(messages))
             if not self.script:
                 last = messages[-1].content if messages else ""
-                raise ScriptExhausted(f"script exhausted; unexpected call #{len(self._prompts)}: {str(last)[:200]!r}")
+                raise ScriptExhausted(
+                    f"script exhausted; unexpected call #{len(self._prompts)}: {str(last)[:200]!r}"
+                )
             reply = self.script.pop(0)
         if isinstance(reply, BaseException):
             raise reply
         message = reply(list(messages)) if callable(reply) else reply
         if message.usage_metadata is None:
-            message = message.model_copy(update={"usage_metadata": {
-                "input_tokens": self.prompt_tokens, "output_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens}})
+            message = message.model_copy(
+                update={
+                    "usage_metadata": {
+                        "input_tokens": self.prompt_tokens,
+                        "output_tokens": self.completion_tokens,
+                        "total_tokens": self.prompt_tokens + self.completion_tokens,
+                    }
+                }
+            )
         if message.id is None:
             message = message.model_copy(update={"id": f"ai-{uuid4().hex[:8]}"})
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -92,9 +100,16 @@ class ScriptedChatModel(BaseChatModel):
         assert not self.script, f"{len(self.script)} scripted replies were never used"
 
 
-def call(name: str, args: dict[str, Any] | None = None, call_id: str | None = None) -> dict[str, Any]:
+def call(
+    name: str, args: dict[str, Any] | None = None, call_id: str | None = None
+) -> dict[str, Any]:
     """Return a tool call dict."""
-    return {"name": name, "args": args or {}, "id": call_id or f"call_{uuid4().hex[:8]}", "type": "tool_call"}
+    return {
+        "name": name,
+        "args": args or {},
+        "id": call_id or f"call_{uuid4().hex[:8]}",
+        "type": "tool_call",
+    }
 
 
 def tools_reply(*calls: dict[str, Any], content: str = "") -> AIMessage:
@@ -112,7 +127,9 @@ def plan_reply(*steps: str, goal: str = "the goal") -> AIMessage:
 
 
 def reflection_reply(decision: str, reason: str = "because") -> AIMessage:
-    return structured("Reflection", progress="some", remaining="rest", decision=decision, reason=reason)
+    return structured(
+        "Reflection", progress="some", remaining="rest", decision=decision, reason=reason
+    )
 
 
 def text(content: str) -> AIMessage:

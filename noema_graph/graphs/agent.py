@@ -12,7 +12,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
-from noema_graph.persistence import CheckpointerArg
 from noema_graph.context import RunContext
 from noema_graph.graphs._wiring import node, router
 from noema_graph.graphs.runtime import compile_graph, resolve_tools
@@ -24,6 +23,7 @@ from noema_graph.nodes.reflect import areflect, reflect
 from noema_graph.nodes.revise_plan import arevise_plan, revise_plan
 from noema_graph.nodes.routing import route_after_execute, route_after_reflect
 from noema_graph.nodes.tool_node import atool_node, tool_node
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AgentState
 
 

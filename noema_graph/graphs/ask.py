@@ -10,13 +10,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
-from noema_graph.persistence import CheckpointerArg
 from noema_graph.context import RunContext
 from noema_graph.graphs._wiring import node
 from noema_graph.graphs.runtime import compile_graph
 from noema_graph.nodes.deps import make_deps
 from noema_graph.nodes.generate_answer import agenerate_answer, generate_answer
 from noema_graph.nodes.recall_memory import arecall_memory, recall_memory
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AskState
 
 

@@ -12,9 +12,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
-from noema_graph.persistence import CheckpointerArg
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.deps import ToolProvider
+from noema_graph.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 
 # Save a checkpoint after every superstep before the next one starts, so a crash never

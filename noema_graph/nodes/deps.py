@@ -81,7 +81,10 @@ class AgentDeps:
 
     def structured(self, model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
         """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
-        return structured(model, schema, include_raw=True)
+        # Plans and reflections are not chat tokens: never stream them (langchain-openai's
+        # streamed json_schema path also emits pydantic serializer warnings).
+        quiet = model.model_copy(update={"disable_streaming": True})
+        return structured(quiet, schema, include_raw=True).with_config(tags=["nostream"])
 
     def tool_list(self) -> list[BaseTool]:
         """Return the static tools followed by every provider's tools."""

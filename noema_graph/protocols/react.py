@@ -105,7 +105,7 @@ def parse_response(content: str) -> ReactParse:
     """Parse one model response of the ReAct protocol; never raises."""
     sections = _sections(content)
     thought = sections.get("thought", "")
-    if "action" in sections and sections["action"]:
+    if sections.get("action"):
         tool = sections["action"].splitlines()[0].strip().strip("`'\"")
         tool_input = extract_action_input(sections.get("action input", ""))
         return ReactParse(thought=thought, tool=tool, tool_input=tool_input)

@@ -67,9 +67,7 @@ class TaskPlan(_Frozen):
 
     def completed_results(self) -> list[tuple[str, str]]:
         """Return (description, result) of every completed step, in order."""
-        return [
-            (s.description, s.result or "") for s in self.steps if s.status == "completed"
-        ]
+        return [(s.description, s.result or "") for s in self.steps if s.status == "completed"]
 
     def advance(self, result: str) -> TaskPlan:
         """Return a copy where the current step is completed with ``result``."""
@@ -163,8 +161,10 @@ class Usage(_Frozen):
     model_calls: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost_usd is None or other.cost_usd is None else (
-            self.cost_usd + other.cost_usd
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else (self.cost_usd + other.cost_usd)
         )
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,

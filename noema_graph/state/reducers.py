@@ -33,8 +33,9 @@ def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
             digest = hashlib.sha256(
                 f"{position + offset}:{message.type}:{message.content!r}".encode()
             ).hexdigest()[:16]
-            message = message.model_copy(update={"id": f"m-{digest}"})
-        stable.append(message)
+            stable.append(message.model_copy(update={"id": f"m-{digest}"}))
+        else:
+            stable.append(message)
     return stable
 
 

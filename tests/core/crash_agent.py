@@ -16,7 +16,7 @@ from tests.core.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, tools_reply
 
 
-def make_mark(ledger: Path, hang_on: int | None):  # noqa: ANN201 - a LangChain tool
+def make_mark(ledger: Path, hang_on: int | None):
     @tool
     def mark(n: int) -> str:
         """Append n to the ledger (a side effect that must never run twice)."""
@@ -32,16 +32,21 @@ def make_mark(ledger: Path, hang_on: int | None):  # noqa: ANN201 - a LangChain 
 
 def main() -> None:
     db, ledger = Path(sys.argv[1]), Path(sys.argv[2])
-    model = ScriptedChatModel(script=[
-        plan_reply("mark things"),
-        tools_reply(call("mark", {"n": 1}, "c1")),
-        tools_reply(call("mark", {"n": 2}, "c2"), call("mark", {"n": 3}, "c3")),
-    ])
+    model = ScriptedChatModel(
+        script=[
+            plan_reply("mark things"),
+            tools_reply(call("mark", {"n": 1}, "c1")),
+            tools_reply(call("mark", {"n": 2}, "c2"), call("mark", {"n": 3}, "c3")),
+        ]
+    )
     with sqlite_checkpointer(db) as saver:
-        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(ledger, hang_on=3)],
-                                  checkpointer=saver)
-        graph.invoke({"messages": [("user", "mark 1, then 2 and 3")]},
-                     {"configurable": {"thread_id": "crash"}})
+        graph = build_agent_graph(
+            cfg(), model=model, tools=[make_mark(ledger, hang_on=3)], checkpointer=saver
+        )
+        graph.invoke(
+            {"messages": [("user", "mark 1, then 2 and 3")]},
+            {"configurable": {"thread_id": "crash"}},
+        )
 
 
 if __name__ == "__main__":

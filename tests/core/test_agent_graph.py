@@ -16,8 +16,12 @@ from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
 THREAD = {"configurable": {"thread_id": "t1"}}
 
 
-def run(model: Any, config: Any = None, tools: Any = TOOLS, request: str = "do it") -> dict[str, Any]:
-    graph = build_agent_graph(config or cfg(), model=model, tools=tools, checkpointer=InMemorySaver())
+def run(
+    model: Any, config: Any = None, tools: Any = TOOLS, request: str = "do it"
+) -> dict[str, Any]:
+    graph = build_agent_graph(
+        config or cfg(), model=model, tools=tools, checkpointer=InMemorySaver()
+    )
     return graph.invoke({"messages": [("user", request)]}, THREAD)
 
 
@@ -69,15 +73,19 @@ def test_multi_step_with_tools(scripted: Any) -> None:
 def test_parallel_tool_calls_all_answered(scripted: Any) -> None:
     model = scripted(
         plan_reply("do"),
-        tools_reply(call("add", {"a": 1, "b": 1}, "c1"), call("lookup", {"key": "x"}, "c2"),
-                    call("add", {"a": 2, "b": 2}, "c3")),
+        tools_reply(
+            call("add", {"a": 1, "b": 1}, "c1"),
+            call("lookup", {"key": "x"}, "c2"),
+            call("add", {"a": 2, "b": 2}, "c3"),
+        ),
         text("done"),
     )
     state = run(model)
     answers = {m.tool_call_id: m.content for m in state["messages"] if isinstance(m, ToolMessage)}
     assert answers == {"c1": "2", "c2": "value-of-x", "c3": "4"}
-    assert sorted(map(str, CALLS)) == sorted(map(str, [("add", {"a": 1, "b": 1}), ("lookup", {"key": "x"}),
-                                    ("add", {"a": 2, "b": 2})]))
+    assert sorted(map(str, CALLS)) == sorted(
+        map(str, [("add", {"a": 1, "b": 1}), ("lookup", {"key": "x"}), ("add", {"a": 2, "b": 2})])
+    )
 
 
 def test_calls_past_the_cap_get_an_error_message(scripted: Any) -> None:
@@ -86,7 +94,12 @@ def test_calls_past_the_cap_get_an_error_message(scripted: Any) -> None:
     state = run(model, cfg(max_tool_calls_per_step=2))
     answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert set(answers) == {"c0", "c1", "c2", "c3"}
-    assert [answers[c].status for c in ("c0", "c1", "c2", "c3")] == ["success", "success", "error", "error"]
+    assert [answers[c].status for c in ("c0", "c1", "c2", "c3")] == [
+        "success",
+        "success",
+        "error",
+        "error",
+    ]
     assert "at most 2 tool calls" in answers["c3"].content
     assert len(CALLS) == 2
 
@@ -103,8 +116,11 @@ def test_unknown_tool_is_a_hallucinated_action(scripted: Any) -> None:
 
 
 def test_tool_exception_becomes_an_observation(scripted: Any) -> None:
-    model = scripted(plan_reply("do"), tools_reply(call("explode", {"reason": "x"}, "c1")),
-                     text("the tool failed, answering anyway"))
+    model = scripted(
+        plan_reply("do"),
+        tools_reply(call("explode", {"reason": "x"}, "c1")),
+        text("the tool failed, answering anyway"),
+    )
     state = run(model)
     msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert msg.status == "error" and "RuntimeError: tool broke: x" in msg.content

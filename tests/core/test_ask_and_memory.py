@@ -19,7 +19,8 @@ def _dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         return {
             "store": conn.execute("SELECT * FROM store ORDER BY prefix, key").fetchall(),
             "checkpoints": conn.execute(
-                "SELECT * FROM checkpoints WHERE thread_id != 'ask' ORDER BY checkpoint_id").fetchall(),
+                "SELECT * FROM checkpoints WHERE thread_id != 'ask' ORDER BY checkpoint_id"
+            ).fetchall(),
             "writes": conn.execute(
                 "SELECT * FROM writes WHERE thread_id != 'ask' ORDER BY checkpoint_id, task_id, idx"
             ).fetchall(),
@@ -32,15 +33,22 @@ def test_ask_is_read_only_and_recalls_agent_memory(tmp_path: Path, scripted: Any
     agent_model = scripted(plan_reply("recall"), text("The capital of Peru is Lima."))
     ask_model = scripted(text("Lima."))
     with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
-        agent = build_agent_graph(cfg(), model=agent_model, tools=TOOLS, checkpointer=saver,
-                                  store=store)
-        agent.invoke({"messages": [("user", "What is the capital of Peru?")]},
-                     {"configurable": {"thread_id": "agent"}}, context=ctx)
+        agent = build_agent_graph(
+            cfg(), model=agent_model, tools=TOOLS, checkpointer=saver, store=store
+        )
+        agent.invoke(
+            {"messages": [("user", "What is the capital of Peru?")]},
+            {"configurable": {"thread_id": "agent"}},
+            context=ctx,
+        )
         before = _dump(db)
         assert before["store"], "the agent run persisted its result"
         ask = build_ask_graph(cfg(), model=ask_model, checkpointer=saver, store=store)
-        state = ask.invoke({"messages": [("user", "capital of Peru?")]},
-                           {"configurable": {"thread_id": "ask"}}, context=ctx)
+        state = ask.invoke(
+            {"messages": [("user", "capital of Peru?")]},
+            {"configurable": {"thread_id": "ask"}},
+            context=ctx,
+        )
     assert _dump(db) == before  # store and every other thread unchanged
     out = state["output"]
     assert out["success"] and out["result"] == "Lima."
@@ -55,10 +63,12 @@ def test_agent_recalls_memory_before_planning(scripted: Any) -> None:
     ctx = RunContext(user_id="bo")
     first = scripted(plan_reply("a"), text("Bo's favourite colour is teal."))
     build_agent_graph(cfg(), model=first, tools=TOOLS, store=store).invoke(
-        {"messages": [("user", "remember: favourite colour teal")]}, context=ctx)
+        {"messages": [("user", "remember: favourite colour teal")]}, context=ctx
+    )
     second = scripted(plan_reply("answer"), text("teal"))
     build_agent_graph(cfg(), model=second, tools=TOOLS, store=store).invoke(
-        {"messages": [("user", "what is my favourite colour?")]}, context=ctx)
+        {"messages": [("user", "what is my favourite colour?")]}, context=ctx
+    )
     assert "teal" in second.prompts[0][0].content
 
 
@@ -66,7 +76,8 @@ def test_persist_memory_false_writes_nothing(scripted: Any) -> None:
     store = InMemoryStore()
     model = scripted(plan_reply("a"), text("x"))
     build_agent_graph(cfg(persist_memory=False), model=model, tools=TOOLS, store=store).invoke(
-        {"messages": [("user", "q")]})
+        {"messages": [("user", "q")]}
+    )
     assert list(store.search(())) == []
 
 

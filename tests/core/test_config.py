@@ -10,18 +10,31 @@ from noema_graph import AgentConfig, ConfigurationError, MCPServer
 
 def test_defaults_follow_the_design() -> None:
     config = AgentConfig()
-    assert (config.mode, config.max_iterations, config.max_tool_calls_per_step,
-            config.reflection_interval) == ("agent", 25, 5, 3)
+    assert (
+        config.mode,
+        config.max_iterations,
+        config.max_tool_calls_per_step,
+        config.reflection_interval,
+    ) == ("agent", 25, 5, 3)
     assert config.enabled_toolkits == ("search", "bash", "python_executor", "file_edit")
     assert set(config.permissions) == {"fs:read", "fs:write", "net:outbound", "shell:execute"}
     assert config.persist_memory is True
 
 
 def test_ask_mode_is_forced_read_only() -> None:
-    config = AgentConfig(mode="ask", max_iterations=9, enabled_toolkits=("bash",),
-                         permissions=("shell:execute",), persist_memory=True)
-    assert (config.max_iterations, config.enabled_toolkits, config.permissions,
-            config.persist_memory) == (1, (), (), False)
+    config = AgentConfig(
+        mode="ask",
+        max_iterations=9,
+        enabled_toolkits=("bash",),
+        permissions=("shell:execute",),
+        persist_memory=True,
+    )
+    assert (
+        config.max_iterations,
+        config.enabled_toolkits,
+        config.permissions,
+        config.persist_memory,
+    ) == (1, (), (), False)
 
 
 @pytest.mark.parametrize(
@@ -52,10 +65,12 @@ def test_config_is_frozen() -> None:
 
 
 def test_mcp_servers_accept_dicts_and_models() -> None:
-    config = AgentConfig(mcp_servers=[
-        {"name": "time", "command": "mcp-server-time", "args": [], "env": {}},
-        MCPServer(name="web", url="http://127.0.0.1:8000/mcp"),
-    ])
+    config = AgentConfig(
+        mcp_servers=[
+            {"name": "time", "command": "mcp-server-time", "args": [], "env": {}},
+            MCPServer(name="web", url="http://127.0.0.1:8000/mcp"),
+        ]
+    )
     assert [s.name for s in config.mcp_servers] == ["time", "web"]
     assert config.mcp_servers[0].command == "mcp-server-time"
 

@@ -27,16 +27,27 @@ def test_agent_graph_matches_snapshot() -> None:
 
 def test_agent_graph_nodes_are_named_exactly() -> None:
     nodes = set(build_agent_graph(model=_model()).get_graph().nodes)
-    assert nodes == {"__start__", "plan", "execute_step", "tool_node", "reflect", "revise_plan",
-                     "finalize", "__end__"}
+    assert nodes == {
+        "__start__",
+        "plan",
+        "execute_step",
+        "tool_node",
+        "reflect",
+        "revise_plan",
+        "finalize",
+        "__end__",
+    }
 
 
 def test_ask_graph_is_recall_then_answer() -> None:
     graph = build_ask_graph(model=_model()).get_graph()
     assert set(graph.nodes) == {"__start__", "recall_memory", "generate_answer", "__end__"}
     edges = {(e.source, e.target) for e in graph.edges}
-    assert edges == {("__start__", "recall_memory"), ("recall_memory", "generate_answer"),
-                     ("generate_answer", "__end__")}
+    assert edges == {
+        ("__start__", "recall_memory"),
+        ("recall_memory", "generate_answer"),
+        ("generate_answer", "__end__"),
+    }
 
 
 def test_compiled_with_recursion_limit_and_sync_durability() -> None:
@@ -52,13 +63,21 @@ IMPORT_CHECK = """
 import langgraph.graph.state as state_module
 compiled = []
 original = state_module.StateGraph.compile
-state_module.StateGraph.compile = lambda self, *a, **k: compiled.append(self) or original(self, *a, **k)
+def spy(self, *a, **k):
+    compiled.append(self)
+    return original(self, *a, **k)
+state_module.StateGraph.compile = spy
 import noema_graph, noema_graph.graphs, noema_graph.nodes.routing
 print(len(compiled))
 """
 
 
 def test_importing_the_package_compiles_nothing() -> None:
-    result = subprocess.run([sys.executable, "-c", IMPORT_CHECK], capture_output=True, text=True,
-                            check=True, cwd=Path(__file__).resolve().parents[2])
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHECK],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert result.stdout.strip() == "0"

@@ -21,8 +21,13 @@ from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
 THREAD = {"configurable": {"thread_id": "t1"}}
 
 
-def run(model: Any, config: Any, tools: Any = TOOLS, context: RunContext | None = None,
-        thread: dict[str, Any] = THREAD) -> dict[str, Any]:
+def run(
+    model: Any,
+    config: Any,
+    tools: Any = TOOLS,
+    context: RunContext | None = None,
+    thread: dict[str, Any] = THREAD,
+) -> dict[str, Any]:
     graph = build_agent_graph(config, model=model, tools=tools, checkpointer=InMemorySaver())
     return graph.invoke({"messages": [("user", "go")]}, thread, context=context)
 
@@ -122,15 +127,20 @@ def _request() -> httpx.Request:
 
 
 def test_transient_errors_are_retried(scripted: Any) -> None:
-    model = scripted(plan_reply("one"), openai.APITimeoutError(request=_request()),
-                     openai.APIConnectionError(request=_request()), text("done"))
+    model = scripted(
+        plan_reply("one"),
+        openai.APITimeoutError(request=_request()),
+        openai.APIConnectionError(request=_request()),
+        text("done"),
+    )
     state = run(model, cfg())
     assert state["output"]["success"] and state["output"]["result"] == "done"
 
 
 def test_non_transient_error_ends_with_llm_error(scripted: Any) -> None:
     denied = openai.AuthenticationError(
-        "bad key", response=httpx.Response(401, request=_request()), body=None)
+        "bad key", response=httpx.Response(401, request=_request()), body=None
+    )
     model = scripted(plan_reply("one"), denied)
     state = run(model, cfg())
     assert _error(state) == "llm_error"

@@ -8,11 +8,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.graphs import build_agent_graph
 from noema_graph.nodes.finalize import validate_result
 from noema_graph.nodes.output import confidence, tools_used
 from noema_graph.prompts import PROMPTS, PromptTemplate
-from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import ReasoningStep, ToolAction
 from noema_graph.state.output import AgentOutput
 from tests.core.helpers import TOOLS, cfg
@@ -30,17 +30,21 @@ def _run(model: Any, config: Any, thread: str = "o") -> dict[str, Any]:
 
 
 def test_output_schema_valid(scripted: Any) -> None:
-    model = scripted(plan_reply("pick"), text("card c1"),
-                     structured("Pick", card_id="c1", expected_recall=0.8))
+    model = scripted(
+        plan_reply("pick"), text("card c1"), structured("Pick", card_id="c1", expected_recall=0.8)
+    )
     out = AgentOutput.model_validate(_run(model, cfg(output_schema=Pick))["output"])
     assert out.success and out.validated is True
     assert out.result == {"card_id": "c1", "expected_recall": 0.8}
 
 
 def test_output_schema_invalid_returns_raw_content(scripted: Any) -> None:
-    model = scripted(plan_reply("pick"), text("card c1"),
-                     structured("Pick", card_id="c1", expected_recall=7),
-                     structured("Pick", card_id="c1", expected_recall=9))
+    model = scripted(
+        plan_reply("pick"),
+        text("card c1"),
+        structured("Pick", card_id="c1", expected_recall=7),
+        structured("Pick", card_id="c1", expected_recall=9),
+    )
     out = _run(model, cfg(output_schema=Pick))["output"]
     assert out["success"] and out["validated"] is False
     assert out["result"] == "card c1"  # the raw content, never a crash
@@ -62,7 +66,11 @@ def test_second_turn_on_the_same_thread_starts_a_fresh_run(scripted: Any) -> Non
     second = graph.invoke({"messages": [("user", "two")]}, thread)
     assert first["output"]["result"] == "first" and second["output"]["result"] == "second"
     assert second["iteration"] == 1
-    assert [s["kind"] for s in second["output"]["reasoning"]["steps"]] == ["plan", "thought", "final"]
+    assert [s["kind"] for s in second["output"]["reasoning"]["steps"]] == [
+        "plan",
+        "thought",
+        "final",
+    ]
     assert second["output"]["metadata"]["token_usage"]["total_tokens"] == 30
     assert first["run"].run_id != second["run"].run_id
     # the second plan saw the first exchange
@@ -86,8 +94,9 @@ def _step(kind: str = "tool", status: str = "ok") -> ReasoningStep:
         ([], {"iterations": 10, "stopped": True}, 0.35),
     ],
 )
-def test_confidence_formula(trace: list[ReasoningStep], kwargs: dict[str, Any],
-                            expected: float) -> None:
+def test_confidence_formula(
+    trace: list[ReasoningStep], kwargs: dict[str, Any], expected: float
+) -> None:
     args = {"max_iterations": 10, "replans": 0, "stopped": False, "validated": None, **kwargs}
     assert confidence(trace, **args) == pytest.approx(expected)
 

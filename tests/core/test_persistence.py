@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from pydantic import BaseModel
 
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer
 from noema_graph.errors import ConfigurationError
-from pydantic import BaseModel
-
 from noema_graph.persistence import serializer
 from noema_graph.state.models import TaskPlan, TaskStep
 from tests.core.crash_agent import make_mark
@@ -28,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _start_crashing_run(db: Path, ledger: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
@@ -47,8 +50,9 @@ def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
 
     model = scripted(text("marked all"))
     with sqlite_checkpointer(db) as saver:
-        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(ledger, hang_on=None)],
-                                  checkpointer=saver)
+        graph = build_agent_graph(
+            cfg(), model=model, tools=[make_mark(ledger, hang_on=None)], checkpointer=saver
+        )
         state = graph.invoke(None, {"configurable": {"thread_id": "crash"}})
     # c1 and c2 finished before the crash and did not run again; c3 was in flight and ran once.
     assert ledger.read_text() == "1\n2\n3\n"
@@ -58,11 +62,13 @@ def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
 
 
 def test_dangling_tool_calls_are_answered_before_the_model(tmp_path: Path, scripted: Any) -> None:
-    model = scripted(plan_reply("one"), tools_reply(call("mark", {"n": 1}, "c1")),
-                     text("recovered"))
+    model = scripted(
+        plan_reply("one"), tools_reply(call("mark", {"n": 1}, "c1")), text("recovered")
+    )
     with sqlite_checkpointer(tmp_path / "d.sqlite") as saver:
-        graph = build_agent_graph(cfg(), model=model, tools=[make_mark(tmp_path / "l", None)],
-                                  checkpointer=saver)
+        graph = build_agent_graph(
+            cfg(), model=model, tools=[make_mark(tmp_path / "l", None)], checkpointer=saver
+        )
         thread = {"configurable": {"thread_id": "d"}}
         graph.invoke({"messages": [("user", "x")]}, thread, interrupt_before=["tool_node"])
         # drop the pending tool task, as if the run died and lost it: resume at execute_step
@@ -91,8 +97,9 @@ def test_checkpoints_revive_only_allow_listed_classes() -> None:
 def _bytes_per_thread(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         row = conn.execute(
-            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints)"
-            " + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)").fetchone()
+            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0)"
+            " FROM checkpoints) + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)"
+        ).fetchone()
     return int(row[0])
 
 
@@ -101,8 +108,9 @@ def _run_iterations(db: Path, n: int, scripted: Any) -> dict[str, Any]:
     model = scripted(plan_reply("loop"), *replies, text("done"))
     config = cfg(max_iterations=n + 1, reflection_interval=10_000, loop_threshold=1000)
     with sqlite_checkpointer(db) as saver:
-        graph = build_agent_graph(config, model=model, tools=[make_mark(db.with_suffix(".l"), None)],
-                                  checkpointer=saver)
+        graph = build_agent_graph(
+            config, model=model, tools=[make_mark(db.with_suffix(".l"), None)], checkpointer=saver
+        )
         return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "s"}})
 
 
@@ -140,8 +148,10 @@ def test_prune_refuses_zero(tmp_path: Path) -> None:
 def test_bad_checkpointer_paths(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="directory"), sqlite_checkpointer(tmp_path):
         pass
-    with pytest.raises(ConfigurationError, match="does not exist"), sqlite_checkpointer(
-            tmp_path / "no" / "x.sqlite"):
+    with (
+        pytest.raises(ConfigurationError, match="does not exist"),
+        sqlite_checkpointer(tmp_path / "no" / "x.sqlite"),
+    ):
         pass
     with pytest.raises(ConfigurationError, match="scheme"), sqlite_checkpointer("postgres://h/db"):
         pass

@@ -20,8 +20,9 @@ def test_react_run_produces_the_same_trace(scripted: Any) -> None:
         text('Thought: I need the sum.\nAction: add\nAction Input: {"a": 1, "b": 2}'),
         text("Thought: I have it.\nFinal Answer: 3"),
     )
-    graph = build_agent_graph(cfg(protocol="react"), model=model, tools=TOOLS,
-                              checkpointer=InMemorySaver())
+    graph = build_agent_graph(
+        cfg(protocol="react"), model=model, tools=TOOLS, checkpointer=InMemorySaver()
+    )
     state = graph.invoke({"messages": [("user", "1+2")]}, {"configurable": {"thread_id": "r"}})
     out = state["output"]
     assert out["success"] and out["result"] == "3"
@@ -42,8 +43,11 @@ def test_react_run_produces_the_same_trace(scripted: Any) -> None:
         ('Thought: t\nAction: `add`\nAction Input: ```json\n{"a": 1}\n```', "add", {"a": 1}),
         ("Thought: t\nAction: add\nAction Input: 42", "add", {"input": "42"}),
         ('Action: add\nAction Input: {"s": "}{"} trailing', "add", {"s": "}{"}),
-        ('Thought: t\nAction: add\nAction Input: {"a": 1}\nObservation: fake\nFinal Answer: x',
-         "add", {"a": 1}),
+        (
+            'Thought: t\nAction: add\nAction Input: {"a": 1}\nObservation: fake\nFinal Answer: x',
+            "add",
+            {"a": 1},
+        ),
     ],
 )
 def test_parse_action(content: str, tool: str, args: dict[str, Any]) -> None:

@@ -22,17 +22,21 @@ def test_merge_messages_is_batching_invariant() -> None:
 
 
 def test_append_steps_numbers_by_position() -> None:
-    steps = append_steps([], [[ReasoningStep(thought="a")], [ReasoningStep(thought="b"),
-                                                            ReasoningStep(thought="c")]])
+    steps = append_steps(
+        [], [[ReasoningStep(thought="a")], [ReasoningStep(thought="b"), ReasoningStep(thought="c")]]
+    )
     assert [(s.step, s.thought) for s in steps] == [(1, "a"), (2, "b"), (3, "c")]
     xs = [[ReasoningStep(thought="a")]]
     ys = [[ReasoningStep(thought="b")]]
     assert [s.step for s in append_steps(append_steps([], xs), ys)] == [
-        s.step for s in append_steps([], xs + ys)]
+        s.step for s in append_steps([], xs + ys)
+    ]
 
 
 def test_add_usage_sums_and_unknown_cost_stays_unknown() -> None:
-    total = add_usage(None, Usage(prompt_tokens=1, completion_tokens=2, total_tokens=3, cost_usd=0.1))
+    total = add_usage(
+        None, Usage(prompt_tokens=1, completion_tokens=2, total_tokens=3, cost_usd=0.1)
+    )
     total = add_usage(total, Usage(prompt_tokens=1, total_tokens=1, cost_usd=0.2))
     assert (total.prompt_tokens, total.total_tokens) == (2, 4)
     assert total.cost_usd is not None and abs(total.cost_usd - 0.3) < 1e-9

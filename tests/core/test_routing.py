@@ -21,18 +21,26 @@ from noema_graph.state.models import (
     Usage,
 )
 
-CONFIG = AgentConfig(max_iterations=10, reflection_interval=3, max_replans=2, timeout_s=60,
-                     max_total_tokens=1000, max_cost_usd=0.5)
+CONFIG = AgentConfig(
+    max_iterations=10,
+    reflection_interval=3,
+    max_replans=2,
+    timeout_s=60,
+    max_total_tokens=1000,
+    max_cost_usd=0.5,
+)
 
 
 def _plan(done: bool = False) -> TaskPlan:
     return TaskPlan(goal="g", steps=(TaskStep(description="s"),), is_complete=done)
 
 
-def _tool_step(tool: str = "t", args: dict[str, object] | None = None, rnd: int = 1,
-               ms: float = 0.0) -> ReasoningStep:
-    return ReasoningStep(kind="tool", action=ToolAction(tool=tool, input=args or {"a": 1}),
-                         round=rnd, duration_ms=ms)
+def _tool_step(
+    tool: str = "t", args: dict[str, object] | None = None, rnd: int = 1, ms: float = 0.0
+) -> ReasoningStep:
+    return ReasoningStep(
+        kind="tool", action=ToolAction(tool=tool, input=args or {"a": 1}), round=rnd, duration_ms=ms
+    )
 
 
 def _state(**kw: object) -> dict[str, object]:
@@ -58,8 +66,11 @@ def test_budget_reason(update: dict[str, object], reason: str | None) -> None:
 
 
 def test_timeout_counts_slowest_tool_per_round() -> None:
-    trace = [_tool_step(rnd=1, ms=20_000), _tool_step(tool="u", rnd=1, ms=30_000),
-             _tool_step(rnd=2, ms=25_000)]
+    trace = [
+        _tool_step(rnd=1, ms=20_000),
+        _tool_step(tool="u", rnd=1, ms=30_000),
+        _tool_step(rnd=2, ms=25_000),
+    ]
     state = _state(trace=trace, elapsed_s=4.0)
     assert routing.active_seconds(state) == pytest.approx(59.0)
     assert routing.budget_reason(state, CONFIG) is None
@@ -70,7 +81,9 @@ def test_abort_event_and_context_budgets() -> None:
     abort = threading.Event()
     ctx = RunContext(abort=abort, max_cost_usd=0.01, timeout_s=1.0)
     assert routing.budget_reason(_state(), CONFIG, ctx) is None
-    assert routing.budget_reason(_state(usage=Usage(cost_usd=0.02)), CONFIG, ctx) == "budget_exceeded"
+    assert (
+        routing.budget_reason(_state(usage=Usage(cost_usd=0.02)), CONFIG, ctx) == "budget_exceeded"
+    )
     assert routing.budget_reason(_state(elapsed_s=1.5), CONFIG, ctx) == "timeout"
     abort.set()
     assert routing.budget_reason(_state(), CONFIG, ctx) == "cancelled"
@@ -96,8 +109,10 @@ def test_different_args_or_finished_step_break_the_streak() -> None:
 
 
 def test_route_after_execute_sends_each_pending_call() -> None:
-    ai = AIMessage(content="thinking", tool_calls=[
-        {"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}])
+    ai = AIMessage(
+        content="thinking",
+        tool_calls=[{"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}],
+    )
     sends = routing.route_after_execute(_state(messages=[HumanMessage("x"), ai]), CONFIG)
     assert isinstance(sends, list)
     assert all(isinstance(s, Send) and s.node == "tool_node" for s in sends)
@@ -107,8 +122,10 @@ def test_route_after_execute_sends_each_pending_call() -> None:
 
 
 def test_route_after_execute_only_sends_unanswered_calls() -> None:
-    ai = AIMessage(content="", tool_calls=[{"name": "a", "args": {}, "id": "1"},
-                                           {"name": "b", "args": {}, "id": "2"}])
+    ai = AIMessage(
+        content="",
+        tool_calls=[{"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}],
+    )
     state = _state(messages=[ai, ToolMessage("ok", tool_call_id="1")])
     sends = routing.route_after_execute(state, CONFIG)
     assert [s.arg["tool_call"]["id"] for s in sends] == ["2"]  # type: ignore[union-attr]

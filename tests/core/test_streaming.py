@@ -18,19 +18,34 @@ THREAD = {"configurable": {"thread_id": "s1"}}
 
 
 def _script(scripted: Any) -> Any:
-    return scripted(plan_reply("add", "report"),
-                    tools_reply(call("add", {"a": 1, "b": 2}, "c1"), content="adding"),
-                    text("3"), text("it is 3"), text("The answer is 3."))
+    return scripted(
+        plan_reply("add", "report"),
+        tools_reply(call("add", {"a": 1, "b": 2}, "c1"), content="adding"),
+        text("3"),
+        text("it is 3"),
+        text("The answer is 3."),
+    )
 
 
 def test_custom_events_in_order(scripted: Any) -> None:
-    graph = build_agent_graph(cfg(), model=_script(scripted), tools=TOOLS,
-                              checkpointer=InMemorySaver())
-    events = [e for e in graph.stream({"messages": [("user", "1+2?")]}, THREAD,
-                                      stream_mode="custom")]
+    graph = build_agent_graph(
+        cfg(), model=_script(scripted), tools=TOOLS, checkpointer=InMemorySaver()
+    )
+    events = [
+        e for e in graph.stream({"messages": [("user", "1+2?")]}, THREAD, stream_mode="custom")
+    ]
     types = [e["type"] for e in events]
-    assert types == ["turn_start", "plan_created", "thinking", "tool_call_start", "tool_call_end",
-                     "thinking", "thinking", "content_chunk", "turn_end"]
+    assert types == [
+        "turn_start",
+        "plan_created",
+        "thinking",
+        "tool_call_start",
+        "tool_call_end",
+        "thinking",
+        "thinking",
+        "content_chunk",
+        "turn_end",
+    ]
     assert len({e["run_id"] for e in events}) == 1 and events[0]["run_id"]
     end = events[4]
     assert end["tool"] == "add" and end["status"] == "ok" and end["output"] == "3"
@@ -42,14 +57,23 @@ def test_custom_events_in_order(scripted: Any) -> None:
 
 
 def test_updates_values_and_messages_modes(scripted: Any) -> None:
-    graph = build_agent_graph(cfg(), model=_script(scripted), tools=TOOLS,
-                              checkpointer=InMemorySaver())
+    graph = build_agent_graph(
+        cfg(), model=_script(scripted), tools=TOOLS, checkpointer=InMemorySaver()
+    )
     seen: dict[str, list[Any]] = {"updates": [], "values": [], "messages": []}
-    for mode, chunk in graph.stream({"messages": [("user", "1+2?")]}, THREAD,
-                                    stream_mode=["updates", "values", "messages"]):
+    for mode, chunk in graph.stream(
+        {"messages": [("user", "1+2?")]}, THREAD, stream_mode=["updates", "values", "messages"]
+    ):
         seen[mode].append(chunk)
     nodes = [next(iter(u)) for u in seen["updates"]]
-    assert nodes == ["plan", "execute_step", "tool_node", "execute_step", "execute_step", "finalize"]
+    assert nodes == [
+        "plan",
+        "execute_step",
+        "tool_node",
+        "execute_step",
+        "execute_step",
+        "finalize",
+    ]
     assert seen["values"][-1]["output"]["success"] is True
     ai_chunks = [m for m, _meta in seen["messages"] if isinstance(m, AIMessage)]
     assert ai_chunks and any(m.usage_metadata for m in ai_chunks)
@@ -59,8 +83,12 @@ def test_updates_values_and_messages_modes(scripted: Any) -> None:
 async def test_async_run_on_aiosqlite(tmp_path: Path, scripted: Any) -> None:
     async with async_sqlite_checkpointer(tmp_path / "a.sqlite") as saver:
         graph = build_agent_graph(cfg(), model=_script(scripted), tools=TOOLS, checkpointer=saver)
-        events = [e async for e in graph.astream({"messages": [("user", "1+2?")]}, THREAD,
-                                                 stream_mode="custom")]
+        events = [
+            e
+            async for e in graph.astream(
+                {"messages": [("user", "1+2?")]}, THREAD, stream_mode="custom"
+            )
+        ]
         state = await graph.aget_state(THREAD)
         history = [h async for h in graph.aget_state_history(THREAD)]
     assert events[0]["type"] == "turn_start" and events[-1]["type"] == "turn_end"

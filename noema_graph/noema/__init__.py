@@ -1,0 +1,29 @@
+"""The Noema learning domain: store, demo data and typed operations for the agents.
+
+* :class:`LearningStore` / :class:`AsyncLearningStore`: a migrated SQLite database (sqlite3 or
+  aiosqlite) running the same sans-IO operations.
+* :data:`DOMAIN_OPERATIONS`: name -> (input model, function, permission, idempotency,
+  description), ready to register as tools.
+* :func:`write_demo_data`: a deterministic sample with 60 days of simulated reviews.
+"""
+
+from __future__ import annotations
+
+from noema_graph.noema.demo import DemoSummary, write_demo_data
+from noema_graph.noema.errors import RecordNotFound, SchemaVersionError, ToolInputError
+from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
+from noema_graph.noema.schema import SCHEMA_VERSION
+from noema_graph.noema.store import AsyncLearningStore, LearningStore
+
+__all__ = [
+    "DOMAIN_OPERATIONS",
+    "SCHEMA_VERSION",
+    "AsyncLearningStore",
+    "DemoSummary",
+    "DomainOperation",
+    "LearningStore",
+    "RecordNotFound",
+    "SchemaVersionError",
+    "ToolInputError",
+    "write_demo_data",
+]

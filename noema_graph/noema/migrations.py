@@ -1,0 +1,73 @@
+"""Versioned schema migrations, run as a sans-IO operation by either driver.
+
+The ``schema_version`` table records each applied migration. :func:`migrate` applies the
+missing ones in order inside the caller's transaction (so a failing step leaves the database
+as it was), does nothing on an up-to-date database, and refuses a database from a newer
+version with :class:`~noema_graph.noema.errors.SchemaVersionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from noema_graph.noema.clock import to_db, utc_now
+from noema_graph.noema.driver import Op, execute, fetch_one
+from noema_graph.noema.errors import SchemaVersionError
+from noema_graph.noema.schema import MIGRATIONS, Migration
+
+_CREATE_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)"""
+
+
+class MigrationReport(BaseModel):
+    """What :func:`migrate` did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    previous_version: int
+    current_version: int
+    applied: tuple[int, ...]
+
+
+def current_version() -> Op[int]:
+    """Return the database's schema version (0 for an empty database)."""
+    yield from execute(_CREATE_VERSION_TABLE)
+    row = yield from fetch_one("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version")
+    return int(row["v"]) if row is not None else 0
+
+
+def migrate(migrations: Sequence[Migration] = MIGRATIONS) -> Op[MigrationReport]:
+    """Bring the schema up to the newest of ``migrations``.
+
+    Args:
+        migrations: Ordered migrations; tests pass a longer list to simulate newer code.
+
+    Returns:
+        The versions before and after, and which migrations ran.
+
+    Raises:
+        SchemaVersionError: The database is newer than the newest migration.
+    """
+    newest = migrations[-1].version if migrations else 0
+    found = yield from current_version()
+    if found > newest:
+        raise SchemaVersionError(found, newest)
+    applied: list[int] = []
+    for migration in migrations:
+        if migration.version <= found:
+            continue
+        for statement in migration.statements:
+            yield from execute(statement)
+        yield from execute(
+            "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.name, to_db(utc_now())),
+        )
+        applied.append(migration.version)
+    return MigrationReport(
+        previous_version=found, current_version=max(found, newest), applied=tuple(applied)
+    )

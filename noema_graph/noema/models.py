@@ -1,0 +1,192 @@
+"""Pydantic models of the store's rows, and the value types they use."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noema_graph.noema.clock import from_db
+
+CardKind = Literal["atomic", "cloze", "image_occlusion"]
+LinkKind = Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]
+Severity = Literal["low", "medium", "high"]
+LearningState = Literal["new", "learning", "review", "relearning"]
+
+FSRS_STATE_NAMES: dict[int, LearningState] = {1: "learning", 2: "review", 3: "relearning"}
+"""``fsrs.State`` values as stored in ``card_states.state``."""
+
+
+class Row(BaseModel):
+    """Base of every row model: immutable, unknown fields rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class User(Row):
+    """A learner."""
+
+    id: int
+    name: str
+    created_at: datetime
+
+
+class Deck(Row):
+    """A named collection of cards."""
+
+    id: int
+    name: str
+    description: str
+    created_at: datetime
+
+
+class Card(Row):
+    """A flashcard."""
+
+    id: int
+    deck_id: int
+    category_id: int | None
+    kind: CardKind
+    front: str
+    back: str
+    tags: tuple[str, ...] = ()
+    concepts: tuple[str, ...] = Field(default=(), description="Names of linked concepts.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class Review(Row):
+    """One answer to one card."""
+
+    id: int
+    card_id: int
+    user_id: int
+    rating: int = Field(ge=1, le=4, description="1 Again, 2 Hard, 3 Good, 4 Easy.")
+    response_time_ms: int
+    confidence: float | None = Field(description="Self-reported probability of being right.")
+    reviewed_at: datetime
+
+
+class CardState(Row):
+    """The FSRS scheduling state of one card for one user."""
+
+    user_id: int
+    card_id: int
+    state: LearningState
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime | None
+    reps: int
+    lapses: int
+
+
+class Concept(Row):
+    """A node of the knowledge graph."""
+
+    id: int
+    name: str
+    description: str
+
+
+class ConceptLink(Row):
+    """A typed, directed edge of the knowledge graph (by concept name)."""
+
+    id: int
+    source: str
+    target: str
+    kind: LinkKind
+
+
+class Category(Row):
+    """A node of the taxonomy tree."""
+
+    id: int
+    name: str
+    parent_id: int | None
+    path: str = Field(description="Names from the root, joined by ' / '.")
+    depth: int
+    card_count: int
+
+
+class Source(Row):
+    """An ingested document."""
+
+    id: int
+    title: str
+    content_sha256: str
+    char_count: int
+    chunk_size: int
+    overlap: int
+    created_at: datetime
+
+
+class Chunk(Row):
+    """A slice of a source, with its character span in the original text."""
+
+    id: int
+    source_id: int
+    position: int
+    start_char: int
+    end_char: int
+    text: str
+
+
+class CardFlag(Row):
+    """A quality flag raised on a card."""
+
+    id: int
+    card_id: int
+    reason: str
+    severity: Severity
+    created_at: datetime
+
+
+def card_from_row(row: sqlite3.Row, concepts: tuple[str, ...] = ()) -> Card:
+    """Build a :class:`Card` from a ``cards`` row."""
+    return Card(
+        id=row["id"],
+        deck_id=row["deck_id"],
+        category_id=row["category_id"],
+        kind=row["kind"],
+        front=row["front"],
+        back=row["back"],
+        tags=tuple(json.loads(row["tags"])),
+        concepts=concepts,
+        created_at=from_db(row["created_at"]),
+        updated_at=from_db(row["updated_at"]),
+    )
+
+
+def review_from_row(row: sqlite3.Row) -> Review:
+    """Build a :class:`Review` from a ``reviews`` row."""
+    return Review(
+        id=row["id"],
+        card_id=row["card_id"],
+        user_id=row["user_id"],
+        rating=row["rating"],
+        response_time_ms=row["response_time_ms"],
+        confidence=row["confidence"],
+        reviewed_at=from_db(row["reviewed_at"]),
+    )
+
+
+def state_from_row(row: sqlite3.Row) -> CardState:
+    """Build a :class:`CardState` from a ``card_states`` row."""
+    last = row["last_review"]
+    return CardState(
+        user_id=row["user_id"],
+        card_id=row["card_id"],
+        state=FSRS_STATE_NAMES[row["state"]],
+        step=row["step"],
+        stability=row["stability"],
+        difficulty=row["difficulty"],
+        due=from_db(row["due"]),
+        last_review=from_db(last) if last is not None else None,
+        reps=row["reps"],
+        lapses=row["lapses"],
+    )

@@ -1,0 +1,84 @@
+"""Helpers shared by the operation modules: input base model and existence checks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from noema_graph.noema.driver import Op, fetch_all, fetch_one
+from noema_graph.noema.errors import RecordNotFound
+from noema_graph.noema.models import Card, card_from_row
+
+
+class OpInput(BaseModel):
+    """Base of operation inputs: frozen, unknown arguments rejected (they become tool schemas)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OpResult(BaseModel):
+    """Base of operation results."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+def _require(table: str, row_id: int, field: str, hint: str) -> Op[sqlite3.Row]:
+    row = yield from fetch_one(
+        f"SELECT * FROM {table} WHERE id = ?", (row_id,)
+    )  # table: a constant
+    if row is None:
+        raise RecordNotFound(field, f"no {table[:-1]} with id {row_id}", fix=hint)
+    return row
+
+
+def require_user(user_id: int, field: str = "user_id") -> Op[sqlite3.Row]:
+    """Return the user row or raise :class:`RecordNotFound` naming ``field``."""
+    return (yield from _require("users", user_id, field, "use the id of an existing user"))
+
+
+def require_deck(deck_id: int, field: str = "deck_id") -> Op[sqlite3.Row]:
+    """Return the deck row or raise :class:`RecordNotFound` naming ``field``."""
+    return (yield from _require("decks", deck_id, field, "use the id of an existing deck"))
+
+
+def require_category(category_id: int, field: str = "category_id") -> Op[sqlite3.Row]:
+    """Return the category row or raise :class:`RecordNotFound` naming ``field``."""
+    hint = "call list_categories for valid ids"
+    return (yield from _require("categories", category_id, field, hint))
+
+
+def require_card_row(card_id: int, field: str = "card_id") -> Op[sqlite3.Row]:
+    """Return the card row or raise :class:`RecordNotFound` naming ``field``."""
+    hint = "search_cards or list_due_cards return valid ids"
+    return (yield from _require("cards", card_id, field, hint))
+
+
+def concepts_of(card_ids: Iterable[int]) -> Op[dict[int, tuple[str, ...]]]:
+    """Return the concept names of each card, sorted by name."""
+    ids = list(card_ids)
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = yield from fetch_all(
+        "SELECT cc.card_id, c.name FROM card_concepts cc JOIN concepts c ON c.id = cc.concept_id"
+        f" WHERE cc.card_id IN ({marks}) ORDER BY c.name",  # only placeholders
+        ids,
+    )
+    found: dict[int, list[str]] = {}
+    for row in rows:
+        found.setdefault(row["card_id"], []).append(row["name"])
+    return {card_id: tuple(names) for card_id, names in found.items()}
+
+
+def load_cards(rows: list[sqlite3.Row]) -> Op[list[Card]]:
+    """Turn ``cards`` rows into :class:`Card` models, with their concepts."""
+    concepts = yield from concepts_of(row["id"] for row in rows)
+    return [card_from_row(row, concepts.get(row["id"], ())) for row in rows]
+
+
+def tags_json(tags: Iterable[str]) -> str:
+    """Return tags as the stored JSON list (trimmed, de-duplicated, order kept)."""
+    return json.dumps(list(dict.fromkeys(t.strip() for t in tags if t.strip())))

@@ -1,0 +1,136 @@
+"""Card quality scan for the governance agent: duplicates, empty sides, ambiguous clozes."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Literal
+
+from pydantic import Field
+
+from noema_graph.noema.content import cloze_deletions, duplicate_deletion, normalise
+from noema_graph.noema.driver import Op, fetch_all
+from noema_graph.noema.models import Severity
+from noema_graph.noema.ops.common import OpInput, OpResult, require_deck
+
+IssueKind = Literal[
+    "exact_duplicate",
+    "near_duplicate",
+    "empty_front",
+    "empty_back",
+    "cloze_without_deletion",
+    "duplicate_cloze_deletion",
+]
+
+
+class QualityIssuesInput(OpInput):
+    """Arguments of :func:`find_quality_issues`."""
+
+    deck_id: int | None = Field(default=None, description="Only this deck.")
+
+
+class QualityIssue(OpResult):
+    """One problem found on one card."""
+
+    card_id: int
+    kind: IssueKind
+    severity: Severity
+    detail: str
+    related_card_ids: list[int] = Field(
+        default_factory=list, description="For duplicates: the earlier card(s) it repeats."
+    )
+
+
+class QualityReport(OpResult):
+    """Every issue, by card id then kind."""
+
+    cards_scanned: int
+    issues: list[QualityIssue]
+
+
+def card_issues(row: sqlite3.Row) -> list[QualityIssue]:
+    """Return the issues visible on one card alone (empty sides, ambiguous clozes)."""
+    found: list[QualityIssue] = []
+    card_id, front = int(row["id"]), str(row["front"])
+    if not front.strip():
+        found.append(
+            QualityIssue(
+                card_id=card_id, kind="empty_front", severity="high", detail="the front is empty"
+            )
+        )
+    if not str(row["back"]).strip():
+        found.append(
+            QualityIssue(
+                card_id=card_id, kind="empty_back", severity="high", detail="the back is empty"
+            )
+        )
+    if row["kind"] == "cloze" and front.strip():
+        if not cloze_deletions(front):
+            found.append(
+                QualityIssue(
+                    card_id=card_id,
+                    kind="cloze_without_deletion",
+                    severity="high",
+                    detail="cloze card has no {{c1::...}} deletion",
+                )
+            )
+        elif (repeated := duplicate_deletion(front)) is not None:
+            found.append(
+                QualityIssue(
+                    card_id=card_id,
+                    kind="duplicate_cloze_deletion",
+                    severity="medium",
+                    detail=f"the answer {repeated!r} is hidden twice",
+                )
+            )
+    return found
+
+
+def duplicate_issues(rows: list[sqlite3.Row]) -> list[QualityIssue]:
+    """Report each later card repeating an earlier one.
+
+    Exact: front and back identical after trimming. Near: same front once case, Unicode
+    form, punctuation and spacing are folded.
+    """
+    exact: dict[tuple[str, str], int] = {}
+    near: dict[str, int] = {}
+    found: list[QualityIssue] = []
+    for row in rows:
+        card_id, front, back = int(row["id"]), str(row["front"]), str(row["back"])
+        if not front.strip():
+            continue
+        key, folded = (front.strip(), back.strip()), normalise(front)
+        if key in exact:
+            found.append(
+                QualityIssue(
+                    card_id=card_id,
+                    kind="exact_duplicate",
+                    severity="medium",
+                    detail="same front and back as an earlier card",
+                    related_card_ids=[exact[key]],
+                )
+            )
+        elif folded in near:
+            found.append(
+                QualityIssue(
+                    card_id=card_id,
+                    kind="near_duplicate",
+                    severity="low",
+                    detail="same question as an earlier card, written differently",
+                    related_card_ids=[near[folded]],
+                )
+            )
+        exact.setdefault(key, card_id)
+        near.setdefault(folded, card_id)
+    return found
+
+
+def find_quality_issues(params: QualityIssuesInput) -> Op[QualityReport]:
+    """Scan cards for duplicates, empty sides and ambiguous clozes."""
+    sql, args = "SELECT id, kind, front, back FROM cards", ()
+    if params.deck_id is not None:
+        yield from require_deck(params.deck_id)
+        sql, args = sql + " WHERE deck_id = ?", (params.deck_id,)
+    rows = yield from fetch_all(sql + " ORDER BY id", args)
+    issues = [issue for row in rows for issue in card_issues(row)] + duplicate_issues(rows)
+    issues.sort(key=lambda issue: (issue.card_id, issue.kind))
+    return QualityReport(cards_scanned=len(rows), issues=issues)

@@ -1,0 +1,161 @@
+"""The learning store's schema, as an ordered list of migrations.
+
+Never edit a released migration: append a new one. Times are ISO 8601 UTC text
+(``2025-01-31T08:00:00+00:00``), which sorts chronologically; lists (tags) are JSON text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step.
+
+    Attributes:
+        version: The schema version after this step (1, 2, ...; no gaps).
+        name: A short description, stored in ``schema_version``.
+        statements: SQL statements applied in order, in one transaction.
+    """
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+_CORE = (
+    """CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE CHECK (length(trim(name)) > 0),
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE categories (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL CHECK (length(trim(name)) > 0),
+        parent_id INTEGER REFERENCES categories(id) ON DELETE RESTRICT,
+        UNIQUE (parent_id, name)
+    )""",
+    """CREATE TABLE decks (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE CHECK (length(trim(name)) > 0),
+        description TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE cards (
+        id INTEGER PRIMARY KEY,
+        deck_id INTEGER NOT NULL REFERENCES decks(id) ON DELETE CASCADE,
+        category_id INTEGER REFERENCES categories(id) ON DELETE SET NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('atomic', 'cloze', 'image_occlusion')),
+        front TEXT NOT NULL,
+        back TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX cards_deck ON cards(deck_id)",
+    "CREATE INDEX cards_category ON cards(category_id)",
+    """CREATE TABLE concepts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE CHECK (length(trim(name)) > 0),
+        description TEXT NOT NULL DEFAULT ''
+    )""",
+    """CREATE TABLE card_concepts (
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        concept_id INTEGER NOT NULL REFERENCES concepts(id) ON DELETE CASCADE,
+        PRIMARY KEY (card_id, concept_id)
+    )""",
+    "CREATE INDEX card_concepts_concept ON card_concepts(concept_id)",
+    """CREATE TABLE concept_links (
+        id INTEGER PRIMARY KEY,
+        source_id INTEGER NOT NULL REFERENCES concepts(id) ON DELETE CASCADE,
+        target_id INTEGER NOT NULL REFERENCES concepts(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL
+            CHECK (kind IN ('prerequisite_of', 'related_to', 'part_of', 'contrasts_with')),
+        created_at TEXT NOT NULL,
+        UNIQUE (source_id, target_id, kind),
+        CHECK (source_id <> target_id)
+    )""",
+    "CREATE INDEX concept_links_target ON concept_links(target_id)",
+    """CREATE TABLE reviews (
+        id INTEGER PRIMARY KEY,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 4),
+        response_time_ms INTEGER NOT NULL CHECK (response_time_ms >= 0),
+        confidence REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 1),
+        reviewed_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX reviews_user_time ON reviews(user_id, reviewed_at)",
+    "CREATE INDEX reviews_card_user ON reviews(card_id, user_id)",
+    """CREATE TABLE card_states (
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        state INTEGER NOT NULL CHECK (state IN (1, 2, 3)),
+        step INTEGER,
+        stability REAL,
+        difficulty REAL,
+        due TEXT NOT NULL,
+        last_review TEXT,
+        reps INTEGER NOT NULL DEFAULT 0,
+        lapses INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (user_id, card_id)
+    )""",
+    "CREATE INDEX card_states_due ON card_states(user_id, due)",
+    """CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL CHECK (length(trim(title)) > 0),
+        content_sha256 TEXT NOT NULL,
+        char_count INTEGER NOT NULL,
+        chunk_size INTEGER NOT NULL,
+        overlap INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        start_char INTEGER NOT NULL,
+        end_char INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        UNIQUE (source_id, position)
+    )""",
+    """CREATE TABLE card_flags (
+        id INTEGER PRIMARY KEY,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        reason TEXT NOT NULL CHECK (length(trim(reason)) > 0),
+        severity TEXT NOT NULL CHECK (severity IN ('low', 'medium', 'high')),
+        created_at TEXT NOT NULL,
+        UNIQUE (card_id, reason)
+    )""",
+)
+
+_SEARCH = (
+    """CREATE VIRTUAL TABLE cards_fts USING fts5(
+        front, back, tags, content='cards', content_rowid='id', tokenize='unicode61'
+    )""",
+    """CREATE TRIGGER cards_fts_insert AFTER INSERT ON cards BEGIN
+        INSERT INTO cards_fts(rowid, front, back, tags)
+        VALUES (new.id, new.front, new.back, new.tags);
+    END""",
+    """CREATE TRIGGER cards_fts_delete AFTER DELETE ON cards BEGIN
+        INSERT INTO cards_fts(cards_fts, rowid, front, back, tags)
+        VALUES ('delete', old.id, old.front, old.back, old.tags);
+    END""",
+    """CREATE TRIGGER cards_fts_update AFTER UPDATE OF front, back, tags ON cards BEGIN
+        INSERT INTO cards_fts(cards_fts, rowid, front, back, tags)
+        VALUES ('delete', old.id, old.front, old.back, old.tags);
+        INSERT INTO cards_fts(rowid, front, back, tags)
+        VALUES (new.id, new.front, new.back, new.tags);
+    END""",
+    "INSERT INTO cards_fts(cards_fts) VALUES ('rebuild')",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "core learning tables", _CORE),
+    Migration(2, "full-text search over cards", _SEARCH),
+)
+"""Every migration, oldest first."""
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+"""The newest schema version this code writes."""

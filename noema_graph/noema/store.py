@@ -1,0 +1,179 @@
+"""The learning store: a migrated SQLite database, with a sync and an async face.
+
+Both faces run the same sans-IO operations (:mod:`noema_graph.noema.driver`), so the SQL and
+the logic are shared; each call is one transaction.
+
+Example:
+    >>> with LearningStore.open(path) as store:  # doctest: +SKIP
+    ...     due = store.call("list_due_cards", user_id=1)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import aiosqlite
+from pydantic import BaseModel, ValidationError
+
+from noema_graph.noema.driver import Op, connect_async, connect_sync, run_async, run_sync
+from noema_graph.noema.errors import ToolInputError
+from noema_graph.noema.migrations import MigrationReport, current_version, migrate
+from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
+from noema_graph.noema.schema import MIGRATIONS, Migration
+
+T = TypeVar("T")
+
+
+def _operation(name: str) -> DomainOperation:
+    try:
+        return DOMAIN_OPERATIONS[name]
+    except KeyError:
+        raise ToolInputError(
+            "name", f"no domain operation {name!r}", fix=f"use one of {sorted(DOMAIN_OPERATIONS)}"
+        ) from None
+
+
+def validate_arguments(name: str, arguments: dict[str, Any]) -> BaseModel:
+    """Validate ``arguments`` for operation ``name``; errors name the field and the fix.
+
+    Raises:
+        ToolInputError: Unknown operation, or arguments the input model rejects; ``field`` is
+            the dotted path of the first problem (``cards.0.front``), the message lists all.
+    """
+    operation = _operation(name)
+    try:
+        return operation.input_model.model_validate(arguments)
+    except ValidationError as exc:
+        problems = exc.errors(include_url=False)
+        first = ".".join(str(part) for part in problems[0]["loc"]) or "arguments"
+        message = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in problems
+        )
+        fields = sorted(operation.input_model.model_fields)
+        raise ToolInputError(
+            first, message, fix=f"{name} takes {', '.join(fields)} (see its JSON schema)"
+        ) from None
+
+
+class LearningStore:
+    """Synchronous store over ``sqlite3``, for scripts, notebooks and the demo writer."""
+
+    def __init__(self, conn: sqlite3.Connection, report: MigrationReport) -> None:
+        """Wrap an open, migrated connection; prefer :meth:`open`."""
+        self.connection = conn
+        self.migration = report
+
+    @classmethod
+    def open(cls, path: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> Self:
+        """Open (creating if needed) and migrate the database at ``path``.
+
+        Raises:
+            SchemaVersionError: The file was written by a newer schema.
+        """
+        conn = connect_sync(str(path))
+        try:
+            report = run_sync(conn, migrate(migrations))
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, report)
+
+    def run(self, op: Op[T], *, write: bool = True) -> T:
+        """Run one operation in its own transaction."""
+        return run_sync(self.connection, op, write=write)
+
+    def call(self, name: str, /, **arguments: Any) -> Any:
+        """Validate ``arguments`` and run the domain operation called ``name``."""
+        params = validate_arguments(name, arguments)
+        operation = DOMAIN_OPERATIONS[name]
+        return self.run(operation.function(params), write=operation.writes)
+
+    def schema_version(self) -> int:
+        """Return the database's schema version."""
+        return self.run(current_version(), write=False)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncLearningStore:
+    """Asynchronous store over ``aiosqlite``, for agents; calls are serialised by a lock."""
+
+    def __init__(self, conn: aiosqlite.Connection, report: MigrationReport) -> None:
+        """Wrap an open, migrated connection; prefer :meth:`open`."""
+        self.connection = conn
+        self.migration = report
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> Self:
+        """Open (creating if needed) and migrate the database at ``path``.
+
+        Raises:
+            SchemaVersionError: The file was written by a newer schema.
+        """
+        conn = await connect_async(str(path))
+        try:
+            report = await run_async(conn, migrate(migrations))
+        except BaseException:
+            await conn.close()
+            raise
+        return cls(conn, report)
+
+    async def run(self, op: Op[T], *, write: bool = True) -> T:
+        """Run one operation in its own transaction."""
+        async with self._lock:
+            return await run_async(self.connection, op, write=write)
+
+    async def call(self, name: str, /, **arguments: Any) -> Any:
+        """Validate ``arguments`` and run the domain operation called ``name``."""
+        params = validate_arguments(name, arguments)
+        operation = DOMAIN_OPERATIONS[name]
+        return await self.run(operation.function(params), write=operation.writes)
+
+    def handler(self, name: str) -> Callable[..., Awaitable[Any]]:
+        """Return ``async (**arguments) -> result`` for operation ``name``, for a tool spec."""
+        _operation(name)
+
+        async def handle(**arguments: Any) -> Any:
+            return await self.call(name, **arguments)
+
+        handle.__name__ = name
+        handle.__doc__ = DOMAIN_OPERATIONS[name].description
+        return handle
+
+    async def schema_version(self) -> int:
+        """Return the database's schema version."""
+        return await self.run(current_version(), write=False)
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.connection.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

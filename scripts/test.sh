@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up from a fresh clone and run every check: lint, strict types, tests with coverage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/install_mcp_servers.sh
+echo "== ruff"; .venv/bin/ruff check noema_graph tests bench
+echo "== pyright (strict)"; .venv/bin/pyright
+echo "== pytest"
+.venv/bin/python -m pytest -p no:cacheprovider --cov=noema_graph --cov-report=term \
+  --cov-fail-under=85 "$@"
