@@ -60,6 +60,11 @@ class AgentConfig(BaseModel):
     mode: Literal["ask", "agent"] = Field(default="agent", description="ask: read-only Q&A.")
     name: str = Field(default="noema", description="Agent name, reported in logs and output.")
     version: str = Field(default="1.0.0", description="Agent version, reported in output.")
+    instructions: str = Field(
+        default="",
+        description="Agent-specific system instructions (role, rules, few-shot examples) "
+        "placed before every prompt of the run.",
+    )
     model: str | None = Field(default=None, description="Model spec for make_model().")
     planning_model: str | None = Field(default=None, description="Model spec for planning.")
     protocol: Protocol = Field(default="auto", description="Action protocol: native or react.")

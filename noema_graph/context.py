@@ -7,6 +7,9 @@ and a run without context behaves as if ``RunContext()`` had been given.
 from __future__ import annotations
 
 import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
@@ -21,6 +24,7 @@ class RunContext:
     correlation_id: str = field(default_factory=lambda: uuid4().hex)
     trace_id: str | None = None
     abort: threading.Event | None = None
+    depth: int = 0
     max_cost_usd: float | None = None
     timeout_s: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
@@ -36,3 +40,34 @@ DEFAULT_CONTEXT = RunContext()
 def context_of(value: object) -> RunContext:
     """Return ``value`` if it is a RunContext, else the default context."""
     return value if isinstance(value, RunContext) else DEFAULT_CONTEXT
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """The run a tool call belongs to: set around every tool call by ``tool_node``.
+
+    Tools that start runs of their own (subagents) read it with :func:`current_scope` to
+    propagate the trace id and the nesting depth.
+    """
+
+    trace_id: str
+    run_id: str
+    context: RunContext
+
+
+_SCOPE: ContextVar[RunScope | None] = ContextVar("noema_run_scope", default=None)
+
+
+def current_scope() -> RunScope | None:
+    """Return the scope of the tool call in progress, or None outside one."""
+    return _SCOPE.get()
+
+
+@contextmanager
+def run_scope(scope: RunScope) -> Generator[RunScope]:
+    """Make ``scope`` current for the duration of a tool call."""
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)

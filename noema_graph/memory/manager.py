@@ -90,14 +90,16 @@ class MemoryManager:
         if tier == "working" and self._working is not None:
             return self._working
         if tier == "working":
-            raise ConfigurationError("thread_id", "working memory needs a thread",
-                                     fix="pass thread_id= to MemoryManager")
+            raise ConfigurationError(
+                "thread_id", "working memory needs a thread", fix="pass thread_id= to MemoryManager"
+            )
         raise ConfigurationError("tier", f"unknown tier {tier!r}", fix=f"use one of {TIERS}")
 
     def _targets(self, scope: Scope) -> builtins.list[tuple[Tier, tuple[str, ...]]]:
         if scope not in ("all", *TIERS):
-            raise ConfigurationError("scope", f"unknown scope {scope!r}",
-                                     fix="use 'all', 'working' or 'persistent'")
+            raise ConfigurationError(
+                "scope", f"unknown scope {scope!r}", fix="use 'all', 'working' or 'persistent'"
+            )
         tiers: tuple[Tier, ...] = TIERS if scope == "all" else (scope,)  # type: ignore[assignment]
         return [(t, self.namespace(t)) for t in tiers if t == "persistent" or self._working]
 
@@ -105,29 +107,43 @@ class MemoryManager:
         if isinstance(where, str):
             return where, self.namespace(where)
         if len(where) < 3 or where[0] != ROOT or where[1] not in TIERS:
-            raise ConfigurationError("namespace", f"{where!r} is not a memory namespace",
-                                     fix="pass 'working', 'persistent' or manager.namespace(tier)")
+            raise ConfigurationError(
+                "namespace",
+                f"{where!r} is not a memory namespace",
+                fix="pass 'working', 'persistent' or manager.namespace(tier)",
+            )
         tier: Tier = "working" if where[1] == "working" else "persistent"
         return tier, tuple(where)
 
     @staticmethod
-    def _entry(key: str, value: str, content_type: str, tier: Tier,
-               ttl_s: float | None) -> MemoryEntry:
+    def _entry(
+        key: str, value: str, content_type: str, tier: Tier, ttl_s: float | None
+    ) -> MemoryEntry:
         if ttl_s is not None and ttl_s <= 0:
-            raise ConfigurationError("ttl_s", f"{ttl_s!r} is not positive",
-                                     fix="pass a number of seconds > 0, or None")
+            raise ConfigurationError(
+                "ttl_s", f"{ttl_s!r} is not positive", fix="pass a number of seconds > 0, or None"
+            )
         now = now_utc()
         expires = now + timedelta(seconds=ttl_s) if ttl_s is not None else None
-        return MemoryEntry(key=key, value=value, content_type=content_type, tier=tier,
-                           created_at=now, expires_at=expires)
+        return MemoryEntry(
+            key=key,
+            value=value,
+            content_type=content_type,
+            tier=tier,
+            created_at=now,
+            expires_at=expires,
+        )
 
     def _put_op(self, entry: MemoryEntry, vector: Sequence[float] | None) -> PutOp:
         ttl_min = None
         if entry.expires_at is not None and self.store_backend.supports_ttl:
             ttl_min = (entry.expires_at - entry.created_at).total_seconds() / 60
         return PutOp(
-            self.namespace(entry.tier), entry.key, to_value(entry, vector, self.embedder_name),
-            index=["value"] if self.native_index else False, ttl=ttl_min,
+            self.namespace(entry.tier),
+            entry.key,
+            to_value(entry, vector, self.embedder_name),
+            index=["value"] if self.native_index else False,
+            ttl=ttl_min,
         )
 
     def _needs_vectors(self) -> bool:
@@ -139,25 +155,33 @@ class MemoryManager:
         return [r for r in found if r is not None and r.namespace == ns]
 
     @staticmethod
-    def _doomed(records: Sequence[Record], at: datetime, older_than_s: float | None,
-                keep_last: int | None) -> builtins.list[Record]:
+    def _doomed(
+        records: Sequence[Record], at: datetime, older_than_s: float | None, keep_last: int | None
+    ) -> builtins.list[Record]:
         cutoff = at - timedelta(seconds=older_than_s) if older_than_s is not None else None
         newest = sorted(records, key=lambda r: r.entry.created_at, reverse=True)
         doomed: builtins.list[Record] = []
         for rank, record in enumerate(newest):
             entry = record.entry
-            if (entry.expired(at) or (cutoff is not None and entry.created_at < cutoff)
-                    or (keep_last is not None and rank >= keep_last)):
+            if (
+                entry.expired(at)
+                or (cutoff is not None and entry.created_at < cutoff)
+                or (keep_last is not None and rank >= keep_last)
+            ):
                 doomed.append(record)
         return doomed
 
     def _missing(self, records: Sequence[Record]) -> builtins.list[int]:
-        return [i for i, r in enumerate(records)
-                if r.vector is None or r.vector_model != self.embedder_name]
+        return [
+            i
+            for i, r in enumerate(records)
+            if r.vector is None or r.vector_model != self.embedder_name
+        ]
 
     @staticmethod
-    def _merge(records: Sequence[Record], missing: Sequence[int],
-               fresh: Sequence[Sequence[float]]) -> builtins.list[Sequence[float]]:
+    def _merge(
+        records: Sequence[Record], missing: Sequence[int], fresh: Sequence[Sequence[float]]
+    ) -> builtins.list[Sequence[float]]:
         vectors: builtins.list[Sequence[float]] = [r.vector or [] for r in records]
         for i, vector in zip(missing, fresh, strict=True):
             vectors[i] = vector
@@ -165,8 +189,15 @@ class MemoryManager:
 
     # -- sync API -------------------------------------------------------------------------
 
-    def store(self, key: str, value: str, content_type: str = "text", tier: Tier = "working",
-              *, ttl_s: float | None = None) -> MemoryEntry:
+    def store(
+        self,
+        key: str,
+        value: str,
+        content_type: str = "text",
+        tier: Tier = "working",
+        *,
+        ttl_s: float | None = None,
+    ) -> MemoryEntry:
         """Store (or replace) ``key`` in ``tier``; it stops being recalled after ``ttl_s``."""
         entry = self._entry(key, value, content_type, tier, ttl_s)
         self.store_entries([entry])
@@ -177,14 +208,16 @@ class MemoryManager:
         vectors: Sequence[Sequence[float] | None] = [None] * len(entries)
         if self._needs_vectors() and entries and self.embedder is not None:
             vectors = self.embedder.embed_documents([e.value for e in entries])
-        self.store_backend.batch([self._put_op(e, v) for e, v in zip(entries, vectors,
-                                                                     strict=True)])
+        self.store_backend.batch(
+            [self._put_op(e, v) for e, v in zip(entries, vectors, strict=True)]
+        )
 
     def _read(self, tier: Tier, ns: tuple[str, ...]) -> builtins.list[Record]:
         records: builtins.list[Record] = []
         while True:
-            items = self.store_backend.search(ns, limit=PAGE_SIZE, offset=len(records),
-                                              refresh_ttl=False)
+            items = self.store_backend.search(
+                ns, limit=PAGE_SIZE, offset=len(records), refresh_ttl=False
+            )
             records.extend(self._records(items, tier, ns))
             if len(items) < PAGE_SIZE:
                 return records
@@ -196,8 +229,9 @@ class MemoryManager:
         if self.native_index and query.strip():
             scored: builtins.list[Record] = []
             for tier, ns in targets:
-                found = self.store_backend.search(ns, query=query, limit=limit * 3,
-                                                  refresh_ttl=False)
+                found = self.store_backend.search(
+                    ns, query=query, limit=limit * 3, refresh_ttl=False
+                )
                 scored += self._records(found, tier, ns)
             return ranking.rank_scored(live(scored, now), limit)
         records = live([r for tier, ns in targets for r in self._read(tier, ns)], now)
@@ -206,11 +240,13 @@ class MemoryManager:
                 missing = self._missing(records)
                 fresh = self.embedder.embed_documents([records[i].entry.value for i in missing])
                 query_vector = self.embedder.embed_query(query)
-                return ranking.rank_semantic(query_vector, records,
-                                             self._merge(records, missing, fresh), limit)
+                return ranking.rank_semantic(
+                    query_vector, records, self._merge(records, missing, fresh), limit
+                )
             except EMBEDDER_ERRORS as exc:
-                logger.warning("embedder %s failed (%s); recalling by keyword",
-                               self.embedder_name, exc)
+                logger.warning(
+                    "embedder %s failed (%s); recalling by keyword", self.embedder_name, exc
+                )
         return ranking.rank_keyword(query, records, limit)
 
     def forget(self, key: str, tier: Tier) -> bool:
@@ -221,8 +257,13 @@ class MemoryManager:
         self.store_backend.delete(ns, key)
         return True
 
-    def prune(self, *, older_than_s: float | None = None, keep_last: int | None = None,
-              tier: Tier | None = None) -> int:
+    def prune(
+        self,
+        *,
+        older_than_s: float | None = None,
+        keep_last: int | None = None,
+        tier: Tier | None = None,
+    ) -> int:
         """Apply retention to this thread's working tier and the persistent tier (or ``tier``).
 
         Deletes expired entries, entries older than ``older_than_s`` and, per tier, all but
@@ -239,8 +280,9 @@ class MemoryManager:
             self.store_backend.batch([PutOp(r.namespace, r.entry.key, None) for r in doomed])
         return len(doomed)
 
-    def list(self, where: Tier | tuple[str, ...] = "persistent", *,
-             include_expired: bool = False) -> builtins.list[MemoryEntry]:
+    def list(
+        self, where: Tier | tuple[str, ...] = "persistent", *, include_expired: bool = False
+    ) -> builtins.list[MemoryEntry]:
         """Return the entries of a tier or memory namespace, newest first."""
         tier, ns = self._resolve(where)
         records = self._read(tier, ns)
@@ -250,8 +292,15 @@ class MemoryManager:
 
     # -- async twins ----------------------------------------------------------------------
 
-    async def astore(self, key: str, value: str, content_type: str = "text",
-                     tier: Tier = "working", *, ttl_s: float | None = None) -> MemoryEntry:
+    async def astore(
+        self,
+        key: str,
+        value: str,
+        content_type: str = "text",
+        tier: Tier = "working",
+        *,
+        ttl_s: float | None = None,
+    ) -> MemoryEntry:
         """Async twin of :meth:`store`."""
         entry = self._entry(key, value, content_type, tier, ttl_s)
         await self.astore_entries([entry])
@@ -262,28 +311,32 @@ class MemoryManager:
         vectors: Sequence[Sequence[float] | None] = [None] * len(entries)
         if self._needs_vectors() and entries and self.embedder is not None:
             vectors = await self.embedder.aembed_documents([e.value for e in entries])
-        await self.store_backend.abatch([self._put_op(e, v) for e, v in zip(entries, vectors,
-                                                                            strict=True)])
+        await self.store_backend.abatch(
+            [self._put_op(e, v) for e, v in zip(entries, vectors, strict=True)]
+        )
 
     async def _aread(self, tier: Tier, ns: tuple[str, ...]) -> builtins.list[Record]:
         records: builtins.list[Record] = []
         while True:
-            items = await self.store_backend.asearch(ns, limit=PAGE_SIZE, offset=len(records),
-                                                     refresh_ttl=False)
+            items = await self.store_backend.asearch(
+                ns, limit=PAGE_SIZE, offset=len(records), refresh_ttl=False
+            )
             records.extend(self._records(items, tier, ns))
             if len(items) < PAGE_SIZE:
                 return records
 
-    async def arecall(self, query: str, scope: Scope = "all",
-                      limit: int = 5) -> builtins.list[MemoryHit]:
+    async def arecall(
+        self, query: str, scope: Scope = "all", limit: int = 5
+    ) -> builtins.list[MemoryHit]:
         """Async twin of :meth:`recall`; embeds off the event loop."""
         targets = self._targets(scope)
         now = now_utc()
         if self.native_index and query.strip():
             scored: builtins.list[Record] = []
             for tier, ns in targets:
-                found = await self.store_backend.asearch(ns, query=query, limit=limit * 3,
-                                                         refresh_ttl=False)
+                found = await self.store_backend.asearch(
+                    ns, query=query, limit=limit * 3, refresh_ttl=False
+                )
                 scored += self._records(found, tier, ns)
             return ranking.rank_scored(live(scored, now), limit)
         records = live([r for tier, ns in targets for r in await self._aread(tier, ns)], now)
@@ -291,13 +344,16 @@ class MemoryManager:
             try:
                 missing = self._missing(records)
                 fresh = await self.embedder.aembed_documents(
-                    [records[i].entry.value for i in missing])
+                    [records[i].entry.value for i in missing]
+                )
                 query_vector = await self.embedder.aembed_query(query)
-                return ranking.rank_semantic(query_vector, records,
-                                             self._merge(records, missing, fresh), limit)
+                return ranking.rank_semantic(
+                    query_vector, records, self._merge(records, missing, fresh), limit
+                )
             except EMBEDDER_ERRORS as exc:
-                logger.warning("embedder %s failed (%s); recalling by keyword",
-                               self.embedder_name, exc)
+                logger.warning(
+                    "embedder %s failed (%s); recalling by keyword", self.embedder_name, exc
+                )
         return ranking.rank_keyword(query, records, limit)
 
     async def aforget(self, key: str, tier: Tier) -> bool:
@@ -308,20 +364,25 @@ class MemoryManager:
         await self.store_backend.adelete(ns, key)
         return True
 
-    async def aprune(self, *, older_than_s: float | None = None, keep_last: int | None = None,
-                     tier: Tier | None = None) -> int:
+    async def aprune(
+        self,
+        *,
+        older_than_s: float | None = None,
+        keep_last: int | None = None,
+        tier: Tier | None = None,
+    ) -> int:
         """Async twin of :meth:`prune`."""
         now = now_utc()
         doomed: builtins.list[Record] = []
         for t, ns in self._targets(tier or "all"):
             doomed += self._doomed(await self._aread(t, ns), now, older_than_s, keep_last)
         if doomed:
-            await self.store_backend.abatch(
-                [PutOp(r.namespace, r.entry.key, None) for r in doomed])
+            await self.store_backend.abatch([PutOp(r.namespace, r.entry.key, None) for r in doomed])
         return len(doomed)
 
-    async def alist(self, where: Tier | tuple[str, ...] = "persistent", *,
-                    include_expired: bool = False) -> builtins.list[MemoryEntry]:
+    async def alist(
+        self, where: Tier | tuple[str, ...] = "persistent", *, include_expired: bool = False
+    ) -> builtins.list[MemoryEntry]:
         """Async twin of :meth:`list`."""
         tier, ns = self._resolve(where)
         records = await self._aread(tier, ns)

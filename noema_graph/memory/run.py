@@ -31,10 +31,12 @@ MEMORY_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, Validation
 MAX_CHARS = 4_000
 
 
-def _manager(store: BaseStore, user_id: str, agent: str, thread_id: str | None,
-             embedder: Embeddings | None) -> MemoryManager:
-    return MemoryManager(store, user_id=user_id, agent=agent, thread_id=thread_id,
-                         embedder=embedder)
+def _manager(
+    store: BaseStore, user_id: str, agent: str, thread_id: str | None, embedder: Embeddings | None
+) -> MemoryManager:
+    return MemoryManager(
+        store, user_id=user_id, agent=agent, thread_id=thread_id, embedder=embedder
+    )
 
 
 def _unavailable(operation: str, exc: Exception) -> MemoryUnavailable:
@@ -43,24 +45,45 @@ def _unavailable(operation: str, exc: Exception) -> MemoryUnavailable:
     return warning
 
 
-def _run_entries(thread_id: str | None, request: str, result: str,
-                 observations: Sequence[str]) -> list[MemoryEntry]:
+def _run_entries(
+    thread_id: str | None, request: str, result: str, observations: Sequence[str]
+) -> list[MemoryEntry]:
     digest = hashlib.sha256(f"{thread_id}\0{request}\0{result}".encode()).hexdigest()[:16]
     now = now_utc()
-    entries = [MemoryEntry(key=f"run-{digest}", value=f"{request}\n{result}"[:MAX_CHARS],
-                           content_type="run_summary", tier="persistent", created_at=now)]
+    entries = [
+        MemoryEntry(
+            key=f"run-{digest}",
+            value=f"{request}\n{result}"[:MAX_CHARS],
+            content_type="run_summary",
+            tier="persistent",
+            created_at=now,
+        )
+    ]
     if thread_id is not None:
         entries += [
-            MemoryEntry(key=f"run-{digest}-obs-{i}", value=text[:MAX_CHARS],
-                        content_type="observation", tier="working", created_at=now)
-            for i, text in enumerate(observations) if text.strip()
+            MemoryEntry(
+                key=f"run-{digest}-obs-{i}",
+                value=text[:MAX_CHARS],
+                content_type="observation",
+                tier="working",
+                created_at=now,
+            )
+            for i, text in enumerate(observations)
+            if text.strip()
         ]
     return entries
 
 
-def recall_context(store: BaseStore | None, *, user_id: str, agent: str,
-                   thread_id: str | None = None, query: str, limit: int = 5,
-                   embedder: Embeddings | None = None) -> MemoryRecall:
+def recall_context(
+    store: BaseStore | None,
+    *,
+    user_id: str,
+    agent: str,
+    thread_id: str | None = None,
+    query: str,
+    limit: int = 5,
+    embedder: Embeddings | None = None,
+) -> MemoryRecall:
     """Recall memories for ``query`` from this thread and the user's agent memory. Read-only.
 
     Args:
@@ -84,9 +107,16 @@ def recall_context(store: BaseStore | None, *, user_id: str, agent: str,
         return MemoryRecall([], _unavailable("recall", exc))
 
 
-async def arecall_context(store: BaseStore | None, *, user_id: str, agent: str,
-                          thread_id: str | None = None, query: str, limit: int = 5,
-                          embedder: Embeddings | None = None) -> MemoryRecall:
+async def arecall_context(
+    store: BaseStore | None,
+    *,
+    user_id: str,
+    agent: str,
+    thread_id: str | None = None,
+    query: str,
+    limit: int = 5,
+    embedder: Embeddings | None = None,
+) -> MemoryRecall:
     """Async twin of :func:`recall_context`."""
     if store is None or not query.strip():
         return MemoryRecall([])
@@ -97,9 +127,17 @@ async def arecall_context(store: BaseStore | None, *, user_id: str, agent: str,
         return MemoryRecall([], _unavailable("recall", exc))
 
 
-def persist_run(store: BaseStore | None, *, user_id: str, agent: str, thread_id: str | None,
-                request: str, result: str, observations: Sequence[str] = (),
-                embedder: Embeddings | None = None) -> MemoryUnavailable | None:
+def persist_run(
+    store: BaseStore | None,
+    *,
+    user_id: str,
+    agent: str,
+    thread_id: str | None,
+    request: str,
+    result: str,
+    observations: Sequence[str] = (),
+    embedder: Embeddings | None = None,
+) -> MemoryUnavailable | None:
     """Remember a finished run; one Store batch, idempotent for the same run.
 
     The request and result go to the persistent tier (a ``run_summary``), each observation to
@@ -118,10 +156,17 @@ def persist_run(store: BaseStore | None, *, user_id: str, agent: str, thread_id:
     return None
 
 
-async def apersist_run(store: BaseStore | None, *, user_id: str, agent: str,
-                       thread_id: str | None, request: str, result: str,
-                       observations: Sequence[str] = (),
-                       embedder: Embeddings | None = None) -> MemoryUnavailable | None:
+async def apersist_run(
+    store: BaseStore | None,
+    *,
+    user_id: str,
+    agent: str,
+    thread_id: str | None,
+    request: str,
+    result: str,
+    observations: Sequence[str] = (),
+    embedder: Embeddings | None = None,
+) -> MemoryUnavailable | None:
     """Async twin of :func:`persist_run`."""
     if store is None:
         return None

@@ -9,7 +9,7 @@ from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -21,6 +21,11 @@ from noema_graph.state.models import RunInfo, TaskPlan
 logger = logging.getLogger(__name__)
 
 OBSERVATION_PREVIEW_CHARS = 2_000
+
+
+def system(instructions: str, text: str) -> SystemMessage:
+    """Return the system message: the agent's instructions, then the node's template."""
+    return SystemMessage(f"{instructions.strip()}\n\n{text}" if instructions.strip() else text)
 
 
 def thread_id() -> str | None:

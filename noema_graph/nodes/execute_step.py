@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from noema_graph.errors import LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
 from noema_graph.nodes.common import ctx, emit, plan_text, results_text, stopwatch, tools_text
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import ainvoke_with_retries, as_ai_message, invoke_with_retries, usage_of
@@ -87,9 +88,9 @@ def build_prompt(
             extra="",
             **{k: v for k, v in fields.items() if k != "plan"},
         )
-        return [SystemMessage(system), *_react_history(messages)]
+        return [system_message(deps.config.instructions, system), *_react_history(messages)]
     system = EXECUTE.render(agent_name=deps.config.name, extra="", **fields)
-    return [SystemMessage(system), *messages]
+    return [system_message(deps.config.instructions, system), *messages]
 
 
 def _react_message(message: AIMessage) -> tuple[AIMessage, str]:

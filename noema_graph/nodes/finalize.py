@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
@@ -13,6 +13,7 @@ from noema_graph.errors import LLMError
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.memory import apersist_run, persist_run
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import (
     aask_structured,
@@ -53,7 +54,10 @@ def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
         request=latest_request(state.get("messages", [])),
         results=results_text(state.get("plan")),
     )
-    return [SystemMessage(system), HumanMessage("Write the final answer.")]
+    return [
+        system_message(deps.config.instructions, system),
+        HumanMessage("Write the final answer."),
+    ]
 
 
 def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bool | None]:

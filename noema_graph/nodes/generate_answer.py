@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
 
 from noema_graph.errors import LLMError
 from noema_graph.events import ErrorEvent
 from noema_graph.nodes.common import emit, stopwatch
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.finalize import announce, validate_result
 from noema_graph.nodes.llm import ainvoke_with_retries, invoke_with_retries, usage_of
@@ -24,7 +25,7 @@ def _prompt(state: AskState, deps: AgentDeps) -> list[BaseMessage]:
     memory = state.get("memory_context") or []
     memory_text = "\n".join(f"- {m['value']}" for m in memory) or "(none)"
     system = ANSWER.render(agent_name=deps.config.name, memory=memory_text)
-    return [SystemMessage(system), *state.get("messages", [])]
+    return [system_message(deps.config.instructions, system), *state.get("messages", [])]
 
 
 def _finish(

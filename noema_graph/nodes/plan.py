@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
@@ -12,6 +12,7 @@ from noema_graph.errors import LLMError
 from noema_graph.events import PlanCreated, TurnStart, WarningEvent
 from noema_graph.memory import MemoryRecall, arecall_context, recall_context
 from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id, tools_text
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.prompts import PLAN
@@ -33,7 +34,7 @@ def _prompt(
     system = PLAN.render(
         agent_name=deps.config.name, max_steps=MAX_PLAN_STEPS, memory=memory_text, tools=tool_names
     )
-    return [SystemMessage(system), *state.get("messages", [])]
+    return [system_message(deps.config.instructions, system), *state.get("messages", [])]
 
 
 def _update(

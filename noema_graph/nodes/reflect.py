@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from noema_graph.errors import LLMError
 from noema_graph.events import ReflectionEvent
 from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.nodes.routing import loop_state, repeat_streak
@@ -42,7 +43,7 @@ def _prompt(state: AgentState, deps: AgentDeps, forced: bool) -> list[BaseMessag
         trace="\n".join(lines) or "(empty)",
         loop_note=note,
     )
-    return [SystemMessage(system), HumanMessage("Reflect now.")]
+    return [system_message(deps.config.instructions, system), HumanMessage("Reflect now.")]
 
 
 def _update(

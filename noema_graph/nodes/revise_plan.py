@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanRevised
 from noema_graph.nodes.common import emit, stopwatch
+from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.nodes.plan import MAX_PLAN_STEPS
@@ -18,7 +19,7 @@ from noema_graph.state.agent import AgentState
 from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
 
 
-def _prompt(state: AgentState) -> list[BaseMessage]:
+def _prompt(state: AgentState, instructions: str) -> list[BaseMessage]:
     plan = state.get("plan") or TaskPlan(goal="")
     done = [s for s in plan.steps if s.status == "completed"]
     todo = [s for s in plan.steps if s.status != "completed"]
@@ -30,7 +31,10 @@ def _prompt(state: AgentState) -> list[BaseMessage]:
         feedback=f"{reflection.remaining} ({reflection.reason})" if reflection else "(none)",
         max_steps=MAX_PLAN_STEPS,
     )
-    return [SystemMessage(system), HumanMessage("Write the revised remaining steps.")]
+    return [
+        system_message(instructions, system),
+        HumanMessage("Write the revised remaining steps."),
+    ]
 
 
 def revised(plan: TaskPlan, draft: PlanDraft) -> TaskPlan:
@@ -92,7 +96,7 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
             outcome = ask_structured(
                 deps.planning_model,
                 PlanDraft,
-                _prompt(state),
+                _prompt(state, deps.config.instructions),
                 deps,
                 attempts=deps.config.plan_retries,
             )
@@ -111,7 +115,7 @@ async def arevise_plan(
             outcome = await aask_structured(
                 deps.planning_model,
                 PlanDraft,
-                _prompt(state),
+                _prompt(state, deps.config.instructions),
                 deps,
                 attempts=deps.config.plan_retries,
             )

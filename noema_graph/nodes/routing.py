@@ -184,6 +184,7 @@ def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> lis
     iteration = int(state.get("iteration") or 0)
     run = state.get("run")
     run_id = run.run_id if run is not None else ""
+    trace_id = run.trace_id if run is not None else ""
     return [
         Send(
             "tool_node",
@@ -193,6 +194,7 @@ def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> lis
                 "index": i,
                 "round": iteration,
                 "run_id": run_id,
+                "trace_id": trace_id,
             },
         )
         for i, call in enumerate(calls)

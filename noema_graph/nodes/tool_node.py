@@ -16,11 +16,15 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from noema_graph.context import RunScope, run_scope
 from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.nodes.common import ctx, emit, preview
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.agent import ToolTask
-from noema_graph.state.models import ReasoningStep, ToolAction
+from noema_graph.state.models import ReasoningStep, ToolAction, Usage
+
+SUBAGENT_OUTPUT = "agent_output"
+"""Artifact key under which a subagent tool reports the child's AgentOutput dict."""
 
 
 def _refusal(
@@ -77,7 +81,32 @@ def _result(
         ),
         task,
     )
-    return {"messages": [message], "trace": [step]}
+    update: dict[str, Any] = {"messages": [message], "trace": [step]}
+    if (child := child_usage(message.artifact)) is not None:
+        update["usage"] = child
+    return update
+
+
+def child_usage(artifact: Any) -> Usage | None:
+    """Return the tokens and cost of a subagent run reported in a tool's artifact.
+
+    A tool that runs another agent returns ``{SUBAGENT_OUTPUT: <AgentOutput dict>}`` as its
+    artifact; its usage is rolled up into the parent run's usage.
+    """
+    if not isinstance(artifact, dict) or SUBAGENT_OUTPUT not in artifact:
+        return None
+    meta = artifact[SUBAGENT_OUTPUT]["metadata"]
+    tokens = meta["token_usage"]
+    return Usage(
+        prompt_tokens=tokens["prompt_tokens"],
+        completion_tokens=tokens["completion_tokens"],
+        total_tokens=tokens["total_tokens"],
+        cost_usd=meta["estimated_cost_usd"],
+    )
+
+
+def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
+    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=ctx(runtime))
 
 
 def _error_message(task: ToolTask, text: str) -> ToolMessage:
@@ -119,7 +148,9 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
         return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
     try:
-        message = _as_message(task, tools[call["name"]].invoke({**call, "type": "tool_call"}))
+        with run_scope(_scope(task, runtime)):
+            message = _as_message(task, tools[call["name"]].invoke({**call, "type": "tool_call"}))
+    # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)
@@ -140,12 +171,14 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
     timeout = deps.config.tool_timeout_s
     try:
-        output = await asyncio.wait_for(
-            tools[call["name"]].ainvoke({**call, "type": "tool_call"}), timeout=timeout
-        )
+        with run_scope(_scope(task, runtime)):
+            output = await asyncio.wait_for(
+                tools[call["name"]].ainvoke({**call, "type": "tool_call"}), timeout=timeout
+            )
         message = _as_message(task, output)
     except TimeoutError:
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
+    # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)

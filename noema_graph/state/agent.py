@@ -67,6 +67,7 @@ class ToolTask(TypedDict):
     index: int
     round: int
     run_id: str
+    trace_id: str
 
 
 __all__ = ["AgentState", "AskState", "StopReason", "ToolTask"]

@@ -99,12 +99,16 @@ class SqliteSearchProvider:
             return []
         match = " OR ".join('"' + word.replace('"', "") + '"' for word in words)
         with self._lock:
-            rows = self._connection().execute(
-                "SELECT id, snippet(documents, 1, '[', ']', '...', 24), bm25(documents), "
-                "source, metadata FROM documents WHERE documents MATCH ? "
-                "ORDER BY bm25(documents) LIMIT ?",
-                (match, limit),
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT id, snippet(documents, 1, '[', ']', '...', 24), bm25(documents), "
+                    "source, metadata FROM documents WHERE documents MATCH ? "
+                    "ORDER BY bm25(documents) LIMIT ?",
+                    (match, limit),
+                )
+                .fetchall()
+            )
         return [
             SearchHit(
                 id=row[0], snippet=row[1], score=-row[2], source=row[3], metadata=json.loads(row[4])
