@@ -204,6 +204,27 @@ def prune(
     console.print(f"removed {removed} checkpoints from {db}")
 
 
+mcp_app = typer.Typer(no_args_is_help=True, help="Model Context Protocol server.")
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
+    port: Annotated[int, typer.Option(help="Port for http (bound to 127.0.0.1).")] = 8765,
+    working_directory: Annotated[
+        Path, typer.Option("--working-directory", help="Sandbox root of the file tools.")
+    ] = Path("."),
+) -> None:
+    """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""
+    from noema_graph.tools.mcp_server import serve
+
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter(f"{transport!r} is not stdio or http", param_hint="--transport")
+    config = AgentConfig(working_directory=working_directory.resolve())
+    serve("stdio" if transport == "stdio" else "http", port=port, config=config)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     """Run the CLI with warnings from libraries kept quiet."""
     logging.basicConfig(level=logging.WARNING)
