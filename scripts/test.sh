@@ -7,5 +7,6 @@ bash scripts/install_mcp_servers.sh
 echo "== ruff"; .venv/bin/ruff check noema_graph tests bench
 echo "== pyright (strict)"; .venv/bin/pyright
 echo "== pytest"
+export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skipping
 .venv/bin/python -m pytest -p no:cacheprovider --cov=noema_graph --cov-report=term \
   --cov-fail-under=85 "$@"

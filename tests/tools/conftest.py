@@ -26,9 +26,12 @@ INSTALL_HINT = "run scripts/install_mcp_servers.sh"
 
 
 def require(path: Path) -> None:
-    """Skip the test when a third-party MCP server is not installed."""
+    """Skip the test when a third-party MCP server is not installed (fail in CI instead)."""
     if not path.exists():
-        pytest.skip(f"MCP server not installed: {path.relative_to(REPO)} ({INSTALL_HINT})")
+        message = f"MCP server not installed: {path.relative_to(REPO)} ({INSTALL_HINT})"
+        if os.environ.get("NOEMA_REQUIRE_MCP") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 def child_pids() -> set[int]:
