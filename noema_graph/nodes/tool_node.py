@@ -18,8 +18,9 @@ from pydantic import BaseModel
 
 from noema_graph.context import RunScope, run_scope
 from noema_graph.events import ToolCallEnd, ToolCallStart
-from noema_graph.nodes.common import ctx, emit, preview
+from noema_graph.nodes.common import ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.ledger import aclaim, asettle, claim, needs_ledger, settle
 from noema_graph.state.agent import ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, Usage
 
@@ -87,6 +88,10 @@ def _result(
     return update
 
 
+def _thread(task: ToolTask) -> str:
+    return thread_id() or task["run_id"]
+
+
 def child_usage(artifact: Any) -> Usage | None:
     """Return the tokens and cost of a subagent run reported in a tool's artifact.
 
@@ -147,12 +152,18 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
     if (refusal := _refusal(task, tools, deps, runtime)) is not None:
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
         return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
+    tool, store, thread = tools[call["name"]], runtime.store, _thread(task)
+    ledger = store if store is not None and needs_ledger(tool, store) else None
+    if ledger is not None and (refusal := claim(ledger, thread, call)) is not None:
+        return _result(task, _error_message(task, refusal), "tool", 0.0, runtime)
     try:
         with run_scope(_scope(task, runtime)):
-            message = _as_message(task, tools[call["name"]].invoke({**call, "type": "tool_call"}))
+            message = _as_message(task, tool.invoke({**call, "type": "tool_call"}))
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)
+    if ledger is not None:
+        settle(ledger, thread, call)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)
 
 
@@ -170,10 +181,14 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
         return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
     timeout = deps.config.tool_timeout_s
+    tool, store, thread = tools[call["name"]], runtime.store, _thread(task)
+    ledger = store if store is not None and needs_ledger(tool, store) else None
+    if ledger is not None and (refusal := await aclaim(ledger, thread, call)) is not None:
+        return _result(task, _error_message(task, refusal), "tool", 0.0, runtime)
     try:
         with run_scope(_scope(task, runtime)):
             output = await asyncio.wait_for(
-                tools[call["name"]].ainvoke({**call, "type": "tool_call"}), timeout=timeout
+                tool.ainvoke({**call, "type": "tool_call"}), timeout=timeout
             )
         message = _as_message(task, output)
     except TimeoutError:
@@ -181,4 +196,6 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)
+    if ledger is not None:
+        await asettle(ledger, thread, call)
     return _result(task, message, "tool", time.perf_counter() - start, runtime)

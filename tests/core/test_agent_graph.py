@@ -183,17 +183,29 @@ def test_subagent_usage_rolls_up_and_scope_carries_the_trace(scripted: Any) -> N
     def consult(question: str) -> tuple[str, dict[str, Any]]:
         scope = current_scope()
         seen.append(scope)
-        child = {"metadata": {"token_usage": {"prompt_tokens": 100, "completion_tokens": 50,
-                                              "total_tokens": 150}, "estimated_cost_usd": 0.5}}
+        child = {
+            "metadata": {
+                "token_usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+                "estimated_cost_usd": 0.5,
+            }
+        }
         return "child says hi", {SUBAGENT_OUTPUT: child}
 
-    tool = StructuredTool.from_function(consult, name="consult", description="Ask a subagent.",
-                                        response_format="content_and_artifact")
-    model = scripted(plan_reply("ask"), tools_reply(call("consult", {"question": "q"})),
-                     text("done"))
+    tool = StructuredTool.from_function(
+        consult,
+        name="consult",
+        description="Ask a subagent.",
+        response_format="content_and_artifact",
+    )
+    model = scripted(
+        plan_reply("ask"), tools_reply(call("consult", {"question": "q"})), text("done")
+    )
     graph = build_agent_graph(cfg(), model=model, tools=[tool], checkpointer=InMemorySaver())
-    state = graph.invoke({"messages": [("user", "x")]}, THREAD,
-                         context=RunContext(user_id="u1", trace_id="trace-123"))
+    state = graph.invoke(
+        {"messages": [("user", "x")]},
+        THREAD,
+        context=RunContext(user_id="u1", trace_id="trace-123"),
+    )
     meta = state["output"]["metadata"]
     assert meta["token_usage"]["total_tokens"] == 3 * 15 + 150
     assert meta["estimated_cost_usd"] == pytest.approx(0.5 + 3 * 20 / 1e6)

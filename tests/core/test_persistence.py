@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from pydantic import BaseModel
 
-from noema_graph import build_agent_graph, prune, sqlite_checkpointer
+from noema_graph import build_agent_graph, prune, sqlite_checkpointer, sqlite_store
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import serializer
 from noema_graph.state.models import TaskPlan, TaskStep
@@ -26,20 +26,19 @@ from tests.scripted import call, plan_reply, text, tools_reply
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start_crashing_run(db: Path, ledger: Path) -> subprocess.Popen[bytes]:
+def _start_crashing_run(db: Path, ledger: Path, *mode: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger), *mode],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
 
 
-def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
-    db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
-    proc = _start_crashing_run(db, ledger)
+def _crash_mid_tool(db: Path, ledger: Path, *mode: str) -> None:
+    proc = _start_crashing_run(db, ledger, *mode)
     deadline = time.monotonic() + 60
-    while not (tmp_path / "in_flight").exists():
+    while not (ledger.parent / "in_flight").exists():
         assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
         assert time.monotonic() < deadline, "the run never reached the hanging tool"
         time.sleep(0.05)
@@ -47,6 +46,11 @@ def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert ledger.read_text() == "1\n2\n"
+
+
+def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
+    db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
+    _crash_mid_tool(db, ledger)
 
     model = scripted(text("marked all"))
     with sqlite_checkpointer(db) as saver:
@@ -59,6 +63,20 @@ def test_sigkill_mid_tool_then_resume(tmp_path: Path, scripted: Any) -> None:
     assert state["output"]["success"]
     answered = [m.tool_call_id for m in state["messages"] if isinstance(m, ToolMessage)]
     assert sorted(answered) == ["c1", "c2", "c3"]
+
+
+def test_interrupted_non_idempotent_call_is_not_repeated(tmp_path: Path, scripted: Any) -> None:
+    db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
+    _crash_mid_tool(db, ledger, "non_idempotent")
+    model = scripted(text("c3 needs checking"))
+    with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
+        tools = [make_mark(ledger, hang_on=None, non_idempotent=True)]
+        graph = build_agent_graph(cfg(), model=model, tools=tools, checkpointer=saver, store=store)
+        state = graph.invoke(None, {"configurable": {"thread_id": "crash"}})
+    assert ledger.read_text() == "1\n2\n"  # the interrupted call did not run a second time
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert answers["c3"].status == "error" and "interrupted by a crash" in answers["c3"].content
+    assert answers["c2"].status == "success"
 
 
 def test_dangling_tool_calls_are_answered_before_the_model(tmp_path: Path, scripted: Any) -> None:
@@ -155,3 +173,28 @@ def test_bad_checkpointer_paths(tmp_path: Path) -> None:
         pass
     with pytest.raises(ConfigurationError, match="scheme"), sqlite_checkpointer("postgres://h/db"):
         pass
+
+
+async def test_ledger_refuses_a_call_recorded_before_async(tmp_path: Path, scripted: Any) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+
+    store = InMemoryStore()
+    thread = {"configurable": {"thread_id": "led"}}
+    await store.aput((*LEDGER_NAMESPACE, "led"), "c9", {"status": "done", "tool": "mark"})
+    ledger = tmp_path / "ledger.txt"
+    model = scripted(
+        plan_reply("one"),
+        tools_reply(call("mark", {"n": 9}, "c9"), call("mark", {"n": 8}, "c8")),
+        text("ok"),
+    )
+    tools = [make_mark(ledger, hang_on=None, non_idempotent=True)]
+    state = await build_agent_graph(cfg(), model=model, tools=tools, store=store).ainvoke(
+        {"messages": [("user", "x")]}, thread
+    )
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert "already ran" in answers["c9"].content and answers["c9"].status == "error"
+    assert ledger.read_text() == "8\n"
+    recorded = await store.aget((*LEDGER_NAMESPACE, "led"), "c8")
+    assert recorded is not None and recorded.value["status"] == "done"

@@ -1,0 +1,85 @@
+"""A durable ledger of non-idempotent tool calls, so a crash never repeats one silently.
+
+Before a ``non_idempotent`` tool runs, its call id is written to the Store (committed at
+once, unlike the node's own writes, which land in the checkpoint only when the task ends).
+If the task runs again after a crash, the ledger already holds the call: the tool is not
+run a second time and the model gets an observation saying so. Without a Store there is no
+ledger, and the checkpoint's per-call tasks are the only protection.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.store.base import BaseStore
+
+logger = logging.getLogger(__name__)
+
+LEDGER_NAMESPACE = ("noema", "tool_ledger")
+STORE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
+
+
+def needs_ledger(tool: BaseTool, store: BaseStore | None) -> bool:
+    """Return True when ``tool`` is non-idempotent and a Store can hold the ledger."""
+    return store is not None and (tool.metadata or {}).get("idempotency") == "non_idempotent"
+
+
+def _refusal(previous: dict[str, Any]) -> str:
+    if previous.get("status") == "done":
+        return (
+            "Not executed again: this non-idempotent call already ran before the run was "
+            "interrupted; its effect is in place."
+        )
+    return (
+        "Not executed again: this non-idempotent call was interrupted by a crash and may or "
+        "may not have taken effect. Check its effect before calling it again with a new call."
+    )
+
+
+def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
+    """Record ``call`` as started; return a refusal if it was recorded before."""
+    namespace = (*LEDGER_NAMESPACE, thread)
+    try:
+        previous = store.get(namespace, str(call["id"]))
+        if previous is not None:
+            return _refusal(previous.value)
+        store.put(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
+    except STORE_ERRORS as exc:
+        logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
+    return None
+
+
+def settle(store: BaseStore, thread: str, call: dict[str, Any]) -> None:
+    """Record ``call`` as done."""
+    try:
+        store.put(
+            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": "done", "tool": call["name"]}
+        )
+    except STORE_ERRORS as exc:
+        logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])
+
+
+async def aclaim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
+    """Async twin of :func:`claim`."""
+    namespace = (*LEDGER_NAMESPACE, thread)
+    try:
+        previous = await store.aget(namespace, str(call["id"]))
+        if previous is not None:
+            return _refusal(previous.value)
+        await store.aput(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
+    except STORE_ERRORS as exc:
+        logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
+    return None
+
+
+async def asettle(store: BaseStore, thread: str, call: dict[str, Any]) -> None:
+    """Async twin of :func:`settle`."""
+    try:
+        await store.aput(
+            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": "done", "tool": call["name"]}
+        )
+    except STORE_ERRORS as exc:
+        logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])
