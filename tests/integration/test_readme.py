@@ -1,0 +1,45 @@
+"""The README's promises: its Python quick start runs, its commands exist."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from noema_graph.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def _block(heading: str) -> str:
+    section = README.split(heading, 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, f"no python block after {heading!r}"
+    return match.group(1)
+
+
+@pytest.mark.llm
+def test_quick_start_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        exec(compile(_block("## Quick start"), "README.md", "exec"), {})  # noqa: S102
+    finally:
+        os.chdir(cwd)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[0] in ("True", "False")
+    assert int(printed[1].split()[0]) > 0 and printed[1].split()[1] == "0.0"
+    assert (tmp_path / "runs.sqlite").exists()
+
+
+def test_readme_commands_exist() -> None:
+    runner = CliRunner()
+    for command in re.findall(r"^noema-graph (\w+)", README, re.M):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0, (command, result.output)
+    assert "bash scripts/test.sh" in README
+    assert "exec bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
