@@ -27,7 +27,7 @@ def test_quick_start_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     cwd = Path.cwd()
     os.chdir(tmp_path)
     try:
-        exec(compile(_block("## Quick start"), "README.md", "exec"), {})  # noqa: S102
+        exec(compile(_block("## Quick start"), "README.md", "exec"), {})
     finally:
         os.chdir(cwd)
     printed = capsys.readouterr().out.splitlines()
