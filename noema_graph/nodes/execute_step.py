@@ -17,8 +17,9 @@ from langchain_core.messages import (
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from noema_graph.errors import LLMError
+from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
+from noema_graph.nodes.abort import race_abort
 from noema_graph.nodes.common import ctx, emit, plan_text, results_text, stopwatch, tools_text
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
@@ -226,11 +227,16 @@ async def aexecute_step(
         tools = await deps.atool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
-            response = await ainvoke_with_retries(
-                deps.step_model(tools), prompt, attempts=deps.config.model_retries
+            response = await race_abort(
+                ainvoke_with_retries(
+                    deps.step_model(tools), prompt, attempts=deps.config.model_retries
+                ),
+                ctx(runtime),
             )
         except LLMError as exc:
             response = exc
+        except Cancelled:
+            return {"cancelled": True, "messages": extra, "trace": trace}
     if isinstance(response, LLMError):
         return _failure(state, runtime, response, extra, took[0])
     return _apply(state, runtime, deps, response, extra, took[0], trace)

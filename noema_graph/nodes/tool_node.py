@@ -17,7 +17,9 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from noema_graph.context import RunScope, run_scope
+from noema_graph.errors import Cancelled
 from noema_graph.events import ToolCallEnd, ToolCallStart
+from noema_graph.nodes.abort import race_abort
 from noema_graph.nodes.common import ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.ledger import aclaim, asettle, claim, needs_ledger, settle
@@ -187,12 +189,15 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         return _result(task, _error_message(task, refusal), "tool", 0.0, runtime)
     try:
         with run_scope(_scope(task, runtime)):
-            output = await asyncio.wait_for(
-                tool.ainvoke({**call, "type": "tool_call"}), timeout=timeout
+            output = await race_abort(
+                asyncio.wait_for(tool.ainvoke({**call, "type": "tool_call"}), timeout=timeout),
+                ctx(runtime),
             )
         message = _as_message(task, output)
     except TimeoutError:
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
+    except Cancelled:
+        message = _error_message(task, "Interrupted: the run was cancelled during this call.")
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)

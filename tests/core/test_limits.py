@@ -161,3 +161,49 @@ def test_partial_result_has_completed_steps(scripted: Any) -> None:
     assert state["output"]["result"] == "one: r1\ntwo: r2"
     final = state["messages"][-1]
     assert isinstance(final, AIMessage) and "r2" in final.content
+
+
+async def test_cancelling_the_task_finalizes_with_cancelled(scripted: Any) -> None:
+    import asyncio
+
+    from noema_graph.cancellation import ainvoke_cancellable
+
+    started = asyncio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Wait a long time."""
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    model = scripted(plan_reply("one"), tools_reply(call("slow", {}, "s1")))
+    graph = build_agent_graph(cfg(), model=model, tools=[slow], checkpointer=InMemorySaver())
+    task = asyncio.create_task(ainvoke_cancellable(graph, {"messages": [("user", "go")]}, THREAD))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    state = await asyncio.wait_for(task, 10)
+    assert _error(state) == "cancelled"
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert answer.status == "error" and "cancelled" in answer.content
+    snapshot = await graph.aget_state(THREAD)
+    assert snapshot.next == ()  # the run ended in finalize, nothing is pending
+
+
+async def test_abort_interrupts_a_running_model_call(scripted: Any) -> None:
+    import asyncio
+
+    abort = threading.Event()
+
+    def slow_reply(_messages: Any) -> AIMessage:
+        abort.set()  # the caller aborts while the model is still answering
+        time.sleep(0.5)
+        return AIMessage(content="too late")
+
+    model = scripted(plan_reply("one"), slow_reply)
+    graph = build_agent_graph(cfg(), model=model, tools=TOOLS, checkpointer=InMemorySaver())
+    state = await asyncio.wait_for(
+        graph.ainvoke({"messages": [("user", "go")]}, THREAD, context=RunContext(abort=abort)), 10
+    )
+    assert _error(state) == "cancelled"
+    assert state["iteration"] == 0  # the interrupted answer was not used
