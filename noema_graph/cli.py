@@ -1,4 +1,4 @@
-"""The ``noema-graph`` command line: run, ask, resume, prune.
+"""The ``noema-graph`` command line: run, ask, resume, prune, demo-data, agents, mcp.
 
 Rich output lives here and nowhere else in the package.
 """
@@ -15,6 +15,7 @@ from uuid import uuid4
 import typer
 from rich.console import Console
 
+from noema_graph.agents.factory import DEFAULT_LEARNING_DB
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.errors import NoemaError
@@ -103,36 +104,160 @@ def _fail(exc: NoemaError) -> None:
     raise typer.Exit(2)
 
 
+AgentArgs = Annotated[
+    list[str],
+    typer.Argument(
+        help="[AGENT] REQUEST: a Noema agent (see `noema-graph agents`) and the request, "
+        "or just a request for the general agent.",
+        metavar="[AGENT] REQUEST",
+    ),
+]
+DataOpt = Annotated[
+    Path,
+    typer.Option(
+        "--data", help="Learning store of the Noema agents (the sample is written if missing)."
+    ),
+]
+
+
 @app.command()
 def run(
-    request: Annotated[str, typer.Argument(help="What the agent should do.")],
+    args: AgentArgs,
     model: ModelOpt = None,
     db: DbOpt = DEFAULT_DB,
     thread: ThreadOpt = None,
-    user: Annotated[str, typer.Option("--user", help="User id for memory.")] = "cli",
+    user: Annotated[
+        str | None, typer.Option("--user", help="User id (Noema agents: learner name or id).")
+    ] = None,
     protocol: Annotated[str, typer.Option(help="auto | native | react")] = "auto",
-    max_iterations: Annotated[int, typer.Option(help="Iteration limit.")] = 8,
+    max_iterations: Annotated[
+        int | None, typer.Option(help="Iteration limit (default 8; an agent's own).")
+    ] = None,
+    data: DataOpt = DEFAULT_LEARNING_DB,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the agent graph on REQUEST and print the result, cost and confidence."""
+    """Run an agent on REQUEST and print the result, cost and confidence.
+
+    With AGENT (learning, calibration, governance...), that Noema agent runs over the
+    learning store given by --data for the learner --user (default: ada).
+    """
+    agent, request = _agent_and_request(args)
     thread_id = thread or uuid4().hex[:12]
     try:
-        config = AgentConfig(
-            model=model,
-            max_iterations=max_iterations,
-            protocol=_protocol(protocol),
-            enabled_toolkits=(),
-            working_directory=Path.cwd(),
-        )
-        chat = _model(model)
-        with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
-            graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
-            output = _stream(graph, {"messages": [("user", request)]}, thread_id, user)
+        chat_protocol = _protocol(protocol)
+        if agent is not None:
+            output = _run_noema_agent(
+                agent,
+                request,
+                model=model,
+                db=db,
+                data=data,
+                thread_id=thread_id,
+                user=user or "ada",
+                overrides={
+                    "protocol": chat_protocol,
+                    **({} if max_iterations is None else {"max_iterations": max_iterations}),
+                },
+            )
+        else:
+            config = AgentConfig(
+                model=model,
+                max_iterations=max_iterations or 8,
+                protocol=chat_protocol,
+                enabled_toolkits=(),
+                working_directory=Path.cwd(),
+            )
+            chat = _model(model)
+            with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
+                graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
+                output = _stream(graph, {"messages": [("user", request)]}, thread_id, user or "cli")
     except NoemaError as exc:
         _fail(exc)
         return
     console.print(f"[dim]thread {thread_id} (resume: noema-graph resume {thread_id})[/dim]")
     _print_output(output, as_json)
+
+
+def _agent_and_request(args: list[str]) -> tuple[str | None, str]:
+    from noema_graph.agents import default_registry
+
+    if len(args) == 1:
+        return None, args[0]
+    names = default_registry().names()
+    if len(args) != 2:
+        raise typer.BadParameter(
+            f"expected [AGENT] REQUEST, got {len(args)} arguments; quote the request",
+            param_hint="ARGS",
+        )
+    if args[0] not in names:
+        raise typer.BadParameter(
+            f"{args[0]!r} is not an agent; use one of {', '.join(names)}", param_hint="AGENT"
+        )
+    return args[0], args[1]
+
+
+def _run_noema_agent(
+    agent: str,
+    request: str,
+    *,
+    model: str | None,
+    db: Path,
+    data: Path,
+    thread_id: str,
+    user: str,
+    overrides: dict[str, Any],
+) -> dict[str, Any]:
+    from noema_graph.agents import ensure_demo_data, get_graph, resolve_learner
+    from noema_graph.agents.learners import learner_request
+
+    written = ensure_demo_data(data)
+    if written is not None:
+        console.print(
+            f"[dim]{data} had no learning data: wrote the sample ({written.cards} cards, "
+            f"{written.reviews} reviews, learners {', '.join(written.users)})[/dim]"
+        )
+    learner = resolve_learner(data, user)
+    chat = _model(model)
+    with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
+        graph = get_graph(
+            agent, model=chat, checkpointer=saver, store=store, db=data, overrides=overrides
+        )
+        inputs = {"messages": [("user", learner_request(request, learner))]}
+        return _stream(graph, inputs, thread_id, learner.name)
+
+
+@app.command("demo-data")
+def demo_data(
+    db: Annotated[
+        Path, typer.Option("--db", help="New SQLite file for the learning store.")
+    ] = DEFAULT_LEARNING_DB,
+    seed: Annotated[int, typer.Option(help="Simulation seed (same seed, same data).")] = 7,
+) -> None:
+    """Write the deterministic sample learning store (decks, cards, learners, reviews)."""
+    from noema_graph.noema import write_demo_data
+
+    try:
+        summary = write_demo_data(db, seed=seed)
+    except NoemaError as exc:
+        _fail(exc)
+        return
+    console.print(
+        f"wrote {db}: {len(summary.decks)} decks, {summary.cards} cards, "
+        f"{summary.reviews} reviews, learners {', '.join(summary.users)}, "
+        f"{sum(map(len, summary.bad_cards.values()))} deliberately bad cards "
+        f"({summary.seconds:.1f}s)"
+    )
+
+
+@app.command()
+def agents() -> None:
+    """List the Noema agents: name, tools, description."""
+    from noema_graph.agents import default_registry
+
+    for definition in default_registry().get_all():
+        tools = ", ".join([*definition.tools, *(f"consult_{s}" for s in definition.subagents)])
+        sys.stdout.write(f"{definition.name:<20} {definition.description}\n")
+        sys.stdout.write(f"{'':<20} tools: {tools}\n")
 
 
 def _protocol(value: str) -> Protocol:
@@ -215,6 +340,10 @@ def mcp_serve(
     working_directory: Annotated[
         Path, typer.Option("--working-directory", help="Sandbox root of the file tools.")
     ] = Path("."),
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Also serve the learning domain tools over this store."),
+    ] = None,
 ) -> None:
     """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""
     from noema_graph.tools.mcp_server import serve
@@ -222,7 +351,7 @@ def mcp_serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"{transport!r} is not stdio or http", param_hint="--transport")
     config = AgentConfig(working_directory=working_directory.resolve())
-    serve("stdio" if transport == "stdio" else "http", port=port, config=config)
+    serve("stdio" if transport == "stdio" else "http", port=port, config=config, learning_db=data)
 
 
 def main() -> None:  # pragma: no cover - console entry point

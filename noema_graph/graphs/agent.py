@@ -23,6 +23,7 @@ from noema_graph.nodes.reflect import areflect, reflect
 from noema_graph.nodes.revise_plan import arevise_plan, revise_plan
 from noema_graph.nodes.routing import route_after_execute, route_after_reflect
 from noema_graph.nodes.tool_node import atool_node, tool_node
+from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AgentState
 
@@ -35,11 +36,13 @@ def build_agent_graph(
     checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
     planning_model: BaseChatModel | None = None,
+    observer: Observer | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build and compile the agent graph for ``config`` with ``model`` and ``tools``.
 
     Toolkits and MCP servers named in the config are added to ``tools``. The graph runs
-    with durability "sync" and a recursion limit derived from the config's limits.
+    with durability "sync" and a recursion limit derived from the config's limits, and is
+    instrumented by ``observer`` (logs, metrics, spans, event log; the default one if None).
     """
     config = config or AgentConfig()
     static, providers = resolve_tools(config, tools)
@@ -66,4 +69,6 @@ def build_agent_graph(
     )
     builder.add_edge("revise_plan", "execute_step")
     builder.add_edge("finalize", END)
-    return compile_graph(builder, config, checkpointer=checkpointer, store=store)
+    return compile_graph(
+        builder, config, checkpointer=checkpointer, store=store, deps=deps, observer=observer
+    )

@@ -16,6 +16,7 @@ from noema_graph.graphs.runtime import compile_graph
 from noema_graph.nodes.deps import make_deps
 from noema_graph.nodes.generate_answer import agenerate_answer, generate_answer
 from noema_graph.nodes.recall_memory import arecall_memory, recall_memory
+from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AskState
 
@@ -26,8 +27,12 @@ def build_ask_graph(
     model: BaseChatModel,
     checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
+    observer: Observer | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build the ask graph; ``config`` is forced into ask mode (no tools, no memory writes)."""
+    """Build the ask graph; ``config`` is forced into ask mode (no tools, no memory writes).
+
+    ``observer`` instruments it as in :func:`~noema_graph.graphs.agent.build_agent_graph`.
+    """
     base = config or AgentConfig()
     config = AgentConfig(
         **{**base.model_dump(exclude={"mode"}), "mode": "ask", "output_schema": base.output_schema}
@@ -39,4 +44,6 @@ def build_ask_graph(
     builder.add_edge(START, "recall_memory")
     builder.add_edge("recall_memory", "generate_answer")
     builder.add_edge("generate_answer", END)
-    return compile_graph(builder, config, checkpointer=checkpointer, store=store)
+    return compile_graph(
+        builder, config, checkpointer=checkpointer, store=store, deps=deps, observer=observer
+    )

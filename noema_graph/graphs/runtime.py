@@ -13,7 +13,8 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.deps import ToolProvider
+from noema_graph.nodes.deps import AgentDeps, ToolProvider
+from noema_graph.observability import Observer, default_observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 
@@ -28,16 +29,26 @@ def compile_graph(
     *,
     checkpointer: CheckpointerArg,
     store: BaseStore | None,
+    deps: AgentDeps,
+    observer: Observer | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile ``builder`` with the limits' recursion bound and sync durability."""
+    """Compile ``builder`` with the limits' recursion bound and sync durability.
+
+    Every node is instrumented by ``observer`` (the default one when None): logs, metrics,
+    OpenTelemetry spans and the event log; its callbacks ride along with the caller's.
+    """
+    callbacks = (observer or default_observer()).instrument(
+        builder, config, checkpointer=checkpointer, tools=deps.tools, cost=deps.cost
+    )
     graph = builder.compile(checkpointer=checkpointer, store=store, name=config.name)
     if checkpointer is None or checkpointer is False:
         # durability means nothing without a saver, and langgraph 1.2.22 crashes on "sync"
         # without one ('SyncPregelLoop' has no attribute '_put_checkpoint_fut')
-        return graph.with_config(recursion_limit=config.recursion_limit())
+        return graph.with_config(recursion_limit=config.recursion_limit(), callbacks=callbacks)
     return graph.with_config(
         recursion_limit=config.recursion_limit(),
         configurable={CONFIG_KEY_DURABILITY: DURABILITY},
+        callbacks=callbacks,
     )
 
 

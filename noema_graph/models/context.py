@@ -92,7 +92,8 @@ def compact_messages(
 
     1. cut older tool observations to their first :data:`TRUNCATED_KEEP_CHARS` characters;
     2. replace them by :data:`REMOVED_OBSERVATION`;
-    3. drop older human and AI messages that carry no tool calls.
+    3. drop older human and AI messages that carry no tool calls;
+    4. last resort: halve the longest observations, the latest step's included.
 
     A ToolMessage is never dropped, so every tool call of every AI message stays answered.
 
@@ -127,7 +128,37 @@ def compact_messages(
         work[index - removed : index - removed + 1] = []
         removed += 1
         tokens = count(work)
-    return CompactionResult(tuple(work), removed, len(truncated), before, tokens)
+    tokens, cut = _halve_latest_observations(work, budget_tokens, count, tokens)
+    return CompactionResult(tuple(work), removed, len(truncated) + cut, before, tokens)
+
+
+def _halve_latest_observations(
+    work: list[BaseMessage], budget_tokens: int, count: TokenCounter, tokens: int
+) -> tuple[int, int]:
+    """Last resort: halve the longest remaining observation until the prompt fits.
+
+    Reached only when the latest step's own tool results exceed the window; the start of
+    each observation is kept, with a marker saying how much was cut.
+    """
+    cut: set[int] = set()
+    while tokens > budget_tokens:
+        # only observations that halving really shortens (the marker adds ~40 chars)
+        candidates = [
+            (len(m.text), i)
+            for i, m in enumerate(work)
+            if isinstance(m, ToolMessage) and len(m.text) > 2 * TRUNCATED_KEEP_CHARS
+        ]
+        if not candidates:
+            break
+        _, index = max(candidates)
+        text = work[index].text
+        keep = len(text) // 2
+        work[index] = work[index].model_copy(
+            update={"content": f"{text[:keep]}\n[... {len(text) - keep} characters truncated]"}
+        )
+        cut.add(index)
+        tokens = count(work)
+    return tokens, len(cut)
 
 
 def _truncate_text(text: str) -> str:

@@ -33,6 +33,8 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_COMPATIBLE_MODEL = "default"
 LOCAL_TEMPERATURE = 0.0
 LOCAL_MAX_TOKENS = 1024
+LOCAL_TIMEOUT_S = 300.0
+"""Per-request timeout for the local server: a stuck call becomes a retried error, not a hang."""
 """Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
 _DUMMY_API_KEY = "sk-no-key-required"
 _SPEC_FORMS = "'local', 'openai:<model>' or 'openai-compatible:<model>@<base_url>'"
@@ -153,6 +155,7 @@ def make_model(
             max_completion_tokens=LOCAL_MAX_TOKENS if max_tokens is None else max_tokens,
             stream_usage=True,
             max_retries=1,
+            timeout=LOCAL_TIMEOUT_S,
             metadata={PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
         )
     if parsed.provider == "openai":

@@ -30,7 +30,10 @@ def system(instructions: str, text: str) -> SystemMessage:
 
 def thread_id() -> str | None:
     """Return the thread id of the run this node belongs to, if any."""
-    value = get_config().get("configurable", {}).get("thread_id")
+    try:
+        value = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:  # called outside a graph run (unit tests, direct calls)
+        return None
     return None if value is None else str(value)
 
 

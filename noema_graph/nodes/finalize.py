@@ -29,8 +29,11 @@ from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, Usage
 from noema_graph.state.reducers import append_steps
 
-# Limits that no longer matter once the work is done: the answer is composed without a model.
+# Limits that no longer matter once the work is done. After max_iterations the final answer
+# may still be written by the model (finalize is not an iteration); after a time or money
+# budget ran out it is composed from the step results without another call.
 SOFT_LIMITS: frozenset[str] = frozenset({"max_iterations", "timeout", "budget_exceeded"})
+NO_MODEL_AFTER: frozenset[str] = frozenset({"timeout", "budget_exceeded"})
 
 
 def _decide(
@@ -41,7 +44,7 @@ def _decide(
     reflection = state.get("reflection")
     done = plan_complete(state) or (reflection is not None and reflection.decision == "finish")
     if done and reason in SOFT_LIMITS:
-        return None, False
+        return None, reason not in NO_MODEL_AFTER
     return reason, reason is None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,8 +100,8 @@ class TaskPlan(_Frozen):
 class PlanDraft(_Frozen):
     """What the planner model is asked for: a goal and step descriptions."""
 
-    goal: str = Field(description="The user's goal, restated in one sentence.")
-    steps: list[str] = Field(
+    goal: str = Field(max_length=300, description="The user's goal, restated in one sentence.")
+    steps: list[Annotated[str, Field(max_length=200)]] = Field(
         min_length=1, max_length=12, description="Ordered, concrete step descriptions."
     )
 
@@ -121,12 +121,12 @@ class PlanDraft(_Frozen):
 class Reflection(_Frozen):
     """The model's assessment of progress and what to do next."""
 
-    progress: str = Field(description="What has been accomplished so far.")
-    remaining: str = Field(description="What still needs to be done.")
+    progress: str = Field(max_length=500, description="What has been accomplished so far.")
+    remaining: str = Field(max_length=500, description="What still needs to be done.")
     decision: Literal["continue", "revise", "finish"] = Field(
         description="continue the plan, revise it, or finish now."
     )
-    reason: str = Field(description="Why this decision.")
+    reason: str = Field(max_length=500, description="Why this decision.")
 
 
 class ToolAction(_Frozen):

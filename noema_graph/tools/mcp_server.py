@@ -1,4 +1,6 @@
-"""Serve noema's built-in tools over MCP (stdio or streamable HTTP) with the official SDK.
+"""Serve noema's tools over MCP (stdio or streamable HTTP) with the official SDK.
+
+The built-in toolkits always; the learning domain tools too when given a learning store.
 
 Run ``python -m noema_graph.tools.mcp_server [--transport stdio|http] [--port N]``; the
 CLI's ``noema-graph mcp serve`` calls :func:`serve`. Tools keep their noema semantics:
@@ -71,11 +73,14 @@ def build_server(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
+    learning_db: Path | None = None,
 ) -> FastMCP:
     """Return a FastMCP server exposing ``config``'s built-in toolkits (not started).
 
     ``config`` None means ``AgentConfig(working_directory=Path.cwd())``: all four toolkits
-    and all permissions, confined to the current directory.
+    and all permissions, confined to the current directory. With ``learning_db``, the
+    learning domain tools (list_due_cards, create_cards, ...) over that store are served
+    too, under the same permissions (``fs:read`` / ``fs:write``).
     """
     config = config or AgentConfig(working_directory=Path.cwd())
     context = ToolContext(
@@ -84,9 +89,12 @@ def build_server(
         timeout_s=config.tool_timeout_s,
     )
     runner = ToolRunner(context)
-    tools = [
-        _mcp_tool(spec, runner, max_observation_chars) for spec in builtin_registry(config).list()
-    ]
+    specs = builtin_registry(config).list()
+    if learning_db is not None:
+        from noema_graph.agents.domain_tools import domain_registry
+
+        specs += domain_registry(learning_db).list()
+    tools = [_mcp_tool(spec, runner, max_observation_chars) for spec in specs]
     return FastMCP("noema-graph", tools=tools, host=host, port=port, log_level="WARNING")
 
 
@@ -97,6 +105,7 @@ def serve(
     *,
     config: AgentConfig | None = None,
     allow_remote: bool = False,
+    learning_db: Path | None = None,
 ) -> None:
     """Serve the built-in tools until the client disconnects (stdio) or the process stops.
 
@@ -106,6 +115,7 @@ def serve(
         port: TCP port for HTTP.
         config: Toolkits, permissions, working directory and timeout to serve with.
         allow_remote: Allow a non-loopback ``host`` (anyone reaching it can run the tools).
+        learning_db: Also serve the learning domain tools over this store.
 
     Raises:
         ConfigurationError: Unknown transport, or a non-loopback host without
@@ -119,7 +129,7 @@ def serve(
             f"{host!r} is not a loopback address; the tools include shell and file access",
             fix="bind 127.0.0.1, or pass allow_remote=True behind your own authentication",
         )
-    server = build_server(config, host=host, port=port)
+    server = build_server(config, host=host, port=port, learning_db=learning_db)
     server.run("stdio" if transport == "stdio" else "streamable-http")
 
 
@@ -139,9 +149,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--working-directory", type=Path, default=None)
+    parser.add_argument("--learning-db", type=Path, default=None)
     args = parser.parse_args(argv)
     config = AgentConfig(working_directory=(args.working_directory or Path.cwd()).resolve())
-    serve(args.transport, args.host, args.port, config=config)
+    serve(args.transport, args.host, args.port, config=config, learning_db=args.learning_db)
 
 
 if __name__ == "__main__":

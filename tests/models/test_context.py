@@ -6,7 +6,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from noema_graph.models import compact_messages, count_tokens, make_model
-from noema_graph.models.context import REMOVED_OBSERVATION, estimate_tokens
+from noema_graph.models.context import REMOVED_OBSERVATION, TRUNCATED_KEEP_CHARS, estimate_tokens
 
 LONG = "x" * 4000
 
@@ -83,12 +83,17 @@ def test_truncates_oldest_observations_first() -> None:
 
 def test_keeps_protected_messages_verbatim() -> None:
     messages = conversation()
-    result = compact_messages(messages, budget_tokens=1, count=chars)
-    out = result.messages
+    # a budget that fits once the older observations are gone: the latest step stays whole
+    budget = chars(messages) - 2 * len(LONG) + 100
+    out = compact_messages(messages, budget_tokens=budget, count=chars).messages
     assert out[0] == messages[0]
     assert any(m == messages[7] for m in out)  # last human
     assert out[-2:] == tuple(messages[-2:])  # latest AI call and its result
     assert out[-1].text == LONG
+    # an impossible budget: as a last resort the latest observation is cut, never dropped
+    squeezed = compact_messages(messages, budget_tokens=1, count=chars).messages
+    assert squeezed[0] == messages[0] and squeezed[-2] == messages[-2]
+    assert len(squeezed[-1].text) < len(LONG) or len(LONG) <= 2 * TRUNCATED_KEEP_CHARS
 
 
 def test_replaces_observations_when_truncation_is_not_enough() -> None:
@@ -118,3 +123,24 @@ def test_drops_old_plain_messages_last() -> None:
     assert result.removed_count == 2  # "first question" and the older plain answer
     assert messages[1] not in result.messages
     assert messages[4] not in result.messages
+
+
+def test_latest_observation_is_halved_when_nothing_else_fits() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from noema_graph.models.context import compact_messages, estimate_tokens
+
+    ai = AIMessage(content="", tool_calls=[{"name": "dump", "args": {}, "id": "d1"}])
+    prompt = [
+        SystemMessage("s"),
+        HumanMessage("q"),
+        ai,
+        ToolMessage("x" * 40_000, tool_call_id="d1"),
+        ToolMessage("y" * 300, tool_call_id="d0"),
+    ]
+    result = compact_messages(prompt, budget_tokens=2_000, count=estimate_tokens)
+    assert result.after_tokens <= 2_000
+    assert "characters truncated" in result.messages[3].text
+    assert len(result.messages) == len(prompt)  # nothing dropped, every call still answered
+    tiny = compact_messages(prompt, budget_tokens=10, count=estimate_tokens)  # cannot fit
+    assert tiny.after_tokens > 10  # gives up instead of looping forever

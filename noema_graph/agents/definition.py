@@ -1,0 +1,126 @@
+"""What an agent is: :class:`AgentDefinition`, a frozen description the factory compiles."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from noema_graph.config import AgentConfig, Permission
+from noema_graph.errors import ConfigurationError
+from noema_graph.noema.operations import DOMAIN_OPERATIONS
+
+_SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+class AgentLimits(BaseModel):
+    """Default limits of one agent; each becomes the AgentConfig field of the same name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_iterations: int = Field(default=4, ge=1, description="execute_step calls at most.")
+    reflection_interval: int = Field(default=3, ge=1, description="Iterations per reflection.")
+    max_replans: int = Field(default=1, ge=0, description="Plan revisions at most.")
+    timeout_s: float = Field(default=180.0, gt=0, description="Wall-clock budget in seconds.")
+    max_total_tokens: int | None = Field(default=60_000, ge=1, description="Token budget.")
+    max_cost_usd: float | None = Field(default=None, ge=0, description="USD budget.")
+
+
+class AgentDefinition(BaseModel):
+    """One Noema agent: identity, prompt, tools, output schema and default limits.
+
+    Attributes:
+        name: Registry key and graph name (a Python identifier).
+        description: One line; also the description of the tool that consults this agent.
+        version: Semantic version, reported in every output.
+        prompt: Name of the system prompt in the :class:`~noema_graph.agents.PromptStore`.
+        prompt_version: Version of that prompt.
+        prompt_variables: Values for the prompt's ``${variables}`` (besides ``examples``).
+        tools: Domain operations the agent may call (keys of ``DOMAIN_OPERATIONS``).
+        subagents: Registered agents this one may consult as tools (``consult_<name>``).
+        output_schema: The pydantic model the final result must match.
+        limits: Default limits; callers may override them per graph.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    name: str
+    description: str = Field(min_length=1)
+    version: str = "1.0.0"
+    prompt: str
+    prompt_version: str = "1.0.0"
+    prompt_variables: dict[str, str] = Field(default_factory=dict[str, str])
+    tools: tuple[str, ...] = ()
+    subagents: tuple[str, ...] = ()
+    output_schema: type[BaseModel]
+    limits: AgentLimits = Field(default_factory=AgentLimits)
+
+    def __init__(self, **data: Any) -> None:
+        """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in first["loc"]) or "AgentDefinition"
+            raise ConfigurationError(
+                f"AgentDefinition({data.get('name')!r}).{where}", first["msg"]
+            ) from None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_identifier(cls, value: str) -> str:
+        if not value.isidentifier():
+            msg = f"{value!r} is not an identifier (letters, digits and '_')"
+            raise ValueError(msg)
+        return value
+
+    @field_validator("version", "prompt_version")
+    @classmethod
+    def _semver(cls, value: str) -> str:
+        if not _SEMVER.match(value):
+            msg = f"{value!r} is not a semantic version like '1.0.0'"
+            raise ValueError(msg)
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - DOMAIN_OPERATIONS.keys())
+        if unknown:
+            msg = f"unknown domain tools {unknown}; use names from DOMAIN_OPERATIONS"
+            raise ValueError(msg)
+        if len(set(value)) != len(value):
+            msg = f"tools {list(value)} name a tool twice"
+            raise ValueError(msg)
+        return value
+
+    @property
+    def permissions(self) -> tuple[Permission, ...]:
+        """Return the permissions the agent's tools need, and no others."""
+        needed: set[Permission] = {
+            permission
+            for name in self.tools
+            if (permission := DOMAIN_OPERATIONS[name].permission) is not None
+        }
+        return tuple(sorted(needed))
+
+    def to_config(self, instructions: str, **overrides: Any) -> AgentConfig:
+        """Return the AgentConfig of this agent with ``instructions`` as its system prompt.
+
+        Args:
+            instructions: The rendered system prompt.
+            **overrides: AgentConfig fields that win over the definition's defaults
+                (``price_overrides``, ``max_iterations``, ``protocol``...).
+        """
+        base: dict[str, Any] = {
+            "name": self.name,
+            "version": self.version,
+            "instructions": instructions,
+            "enabled_toolkits": (),
+            "permissions": self.permissions,
+            "persist_memory": False,
+            "output_schema": self.output_schema,
+            **self.limits.model_dump(),
+        }
+        return AgentConfig(**{**base, **overrides})

@@ -1,0 +1,122 @@
+"""The one factory that compiles any registered agent into its own StateGraph."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+
+from noema_graph.agents.definition import AgentDefinition, AgentLimits
+from noema_graph.agents.domain_tools import domain_registry
+from noema_graph.agents.registry import AgentRegistry, default_registry
+from noema_graph.agents.subagent import subagent_tool
+from noema_graph.graphs import build_agent_graph
+from noema_graph.persistence import CheckpointerArg
+
+DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
+"""Where the learning store lives when no ``db`` is given (relative to the working dir)."""
+
+
+def _subagent_tools(
+    definition: AgentDefinition,
+    *,
+    model: BaseChatModel,
+    db: Path,
+    registry: AgentRegistry,
+    overrides: Mapping[str, Any],
+) -> list[BaseTool]:
+    # A child keeps its own limits: only non-limit overrides (prices, protocol) pass down.
+    inherited = {k: v for k, v in overrides.items() if k not in AgentLimits.model_fields}
+    tools: list[BaseTool] = []
+    for child_name in definition.subagents:
+        child = registry.get(child_name)
+
+        def build(child: AgentDefinition = child) -> CompiledStateGraph[Any, Any, Any, Any]:
+            return build_agent(
+                child,
+                model=model,
+                db=db,
+                checkpointer=False,  # the child never writes into the parent's thread
+                registry=registry,
+                overrides=inherited,
+            )
+
+        tools.append(subagent_tool(definition.name, child.name, child.description, build))
+    return tools
+
+
+def build_agent(
+    definition: AgentDefinition | str,
+    *,
+    model: BaseChatModel,
+    db: str | Path = DEFAULT_LEARNING_DB,
+    checkpointer: CheckpointerArg = None,
+    store: BaseStore | None = None,
+    registry: AgentRegistry | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile ``definition`` (or the registered agent of that name) into its graph.
+
+    Args:
+        definition: The agent, or its name in ``registry``.
+        model: Chat model for every node.
+        db: Learning store the domain tools work on.
+        checkpointer: Saver for threads (multi-turn, resume); None or False for none.
+        store: LangGraph store for long-term memory.
+        registry: Where names (the agent, its subagents) are looked up; default: the ten agents.
+        overrides: AgentConfig fields that win over the definition (``price_overrides``...).
+
+    Raises:
+        ConfigurationError: Unknown agent or subagent, or an invalid override.
+    """
+    registry = registry or default_registry()
+    if isinstance(definition, str):
+        definition = registry.get(definition)
+    instructions = registry.prompts.render_for(definition)
+    overrides = dict(overrides or {})
+    config = definition.to_config(instructions, **overrides)
+    path = Path(db)
+    tools = domain_registry(path, definition.tools).as_langchain_tools(
+        permissions=config.permissions, timeout_s=config.tool_timeout_s
+    )
+    tools += _subagent_tools(
+        definition, model=model, db=path, registry=registry, overrides=overrides
+    )
+    return build_agent_graph(
+        config, model=model, tools=tools, checkpointer=checkpointer, store=store
+    )
+
+
+def get_graph(
+    name: str,
+    *,
+    model: BaseChatModel | None = None,
+    checkpointer: CheckpointerArg = None,
+    store: BaseStore | None = None,
+    db: str | Path | None = None,
+    registry: AgentRegistry | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the registered agent ``name``; see :func:`build_agent`.
+
+    ``model`` None means ``make_model()`` (NOEMA_MODEL, else OpenAI with a key, else the
+    embedded model); ``db`` None means :data:`DEFAULT_LEARNING_DB`.
+    """
+    if model is None:
+        from noema_graph.models.factory import make_model
+
+        model = make_model()
+    return build_agent(
+        name,
+        model=model,
+        db=DEFAULT_LEARNING_DB if db is None else db,
+        checkpointer=checkpointer,
+        store=store,
+        registry=registry,
+        overrides=overrides,
+    )

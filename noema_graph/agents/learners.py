@@ -1,0 +1,88 @@
+"""Who runs an agent: resolve a learner by name or id, and make sure there is data."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from noema_graph.errors import ConfigurationError
+from noema_graph.noema.demo import DemoSummary, write_demo_data
+from noema_graph.noema.driver import Op, fetch_all
+from noema_graph.noema.store import AsyncLearningStore, LearningStore
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A user of the learning store."""
+
+    id: int
+    name: str
+
+
+def _learners() -> Op[list[Learner]]:
+    rows = yield from fetch_all("SELECT id, name FROM users ORDER BY id")
+    return [Learner(int(row["id"]), str(row["name"])) for row in rows]
+
+
+def _pick(learners: list[Learner], user: str | int, db: Path) -> Learner:
+    for learner in learners:
+        if str(user) in (learner.name, str(learner.id)):
+            return learner
+    raise ConfigurationError(
+        "user_id",
+        f"no learner {user!r} in {str(db)!r}",
+        fix=f"use one of {[x.name for x in learners]}"
+        if learners
+        else "write the sample data first: noema-graph demo-data",
+    )
+
+
+def resolve_learner(db: str | Path, user: str | int) -> Learner:
+    """Return the learner named ``user`` (or with that id) in the store at ``db``.
+
+    Raises:
+        ConfigurationError: No such learner; the message lists the known ones.
+    """
+    with LearningStore.open(db) as store:
+        learners = store.run(_learners(), write=False)
+    return _pick(learners, user, Path(db))
+
+
+async def aresolve_learner(db: str | Path, user: str | int) -> Learner:
+    """Async twin of :func:`resolve_learner`."""
+    async with await AsyncLearningStore.open(db) as store:
+        learners = await store.run(_learners(), write=False)
+    return _pick(learners, user, Path(db))
+
+
+def learner_request(request: str, learner: Learner) -> str:
+    """Return ``request`` with the learner's identity appended, as the agents' prompts expect."""
+    return f"{request}\n\n[learner: {learner.name}, user_id {learner.id}]"
+
+
+def has_learning_tables(db: str | Path) -> bool:
+    """Return whether ``db`` exists and holds the learning schema's ``cards`` table."""
+    path = Path(db)
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='cards'")
+        return row.fetchone() is not None
+    finally:
+        conn.close()
+
+
+def ensure_demo_data(db: str | Path) -> DemoSummary | None:
+    """Write the sample data into ``db`` unless it already has learning tables.
+
+    Returns:
+        What was written, or None when the store already existed.
+
+    Raises:
+        ConfigurationError: ``db`` holds other data (the sample needs a new file).
+    """
+    if has_learning_tables(db):
+        return None
+    return write_demo_data(db)

@@ -1,0 +1,136 @@
+"""The output schemas of the ten Noema agents (the ``result`` of each agent's output).
+
+They are small and flat on purpose: the embedded model fills them through a JSON-schema
+grammar, which enforces types, enums and integer bounds; probabilities are clamped into
+[0, 1] rather than rejected, since the grammar cannot bound a float.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _clamp_unit(value: object) -> object:
+    """Clamp a number into [0, 1]; leave anything else to pydantic's type check."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return min(1.0, max(0.0, float(value)))
+    return value
+
+
+Probability = Annotated[float, BeforeValidator(_clamp_unit), Field(ge=0.0, le=1.0)]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NextCard(_Result):
+    """learning: the card to study next."""
+
+    card_id: int = Field(description="Id of the chosen card, from list_due_cards.")
+    reason: str = Field(description="Why this card now, in one sentence.")
+    expected_recall: Probability = Field(description="Probability the learner recalls it now.")
+
+
+class Diagnosis(_Result):
+    """diagnostic: how the learner is doing and what goes wrong."""
+
+    retention: Probability = Field(description="Share of reviews recalled (0-1).")
+    lapses: int = Field(ge=0, description="Cards forgotten after being learned.")
+    patterns: list[str] = Field(description="Learning patterns observed, one per item.")
+    weak_areas: list[str] = Field(description="Topics, concepts or cards that need work.")
+    summary: str = Field(description="The diagnosis in one or two sentences.")
+
+
+class StrategyAdjustment(_Result):
+    """strategy: how the learner's study plan should change."""
+
+    focus: str = Field(description="What to concentrate on next.")
+    new_cards_per_day: int = Field(ge=0, le=100, description="New cards to introduce daily.")
+    adjustments: list[str] = Field(description="Concrete changes to the study routine.")
+    rationale: str = Field(description="Why, citing the diagnosis.")
+
+
+class GeneratedCards(_Result):
+    """content_generation: the cards written to the store."""
+
+    deck_id: int = Field(description="Deck the cards were added to.")
+    card_ids: list[int] = Field(description="Ids returned by create_cards.")
+    summary: str = Field(description="What the cards cover.")
+
+
+class SocraticTurn(_Result):
+    """socratic_tutor: the next guiding question of a dialogue."""
+
+    question: str = Field(description="The next question to ask the learner.")
+    concept: str = Field(description="The concept the question works towards.")
+    hint: str = Field(description="A hint to give if the learner is stuck.")
+    understanding: Literal["none", "partial", "solid"] = Field(
+        description="The learner's understanding so far."
+    )
+
+
+class CalibrationAdvice(_Result):
+    """calibration: self-assessed confidence against actual recall."""
+
+    brier: float = Field(ge=0.0, description="Brier score from compute_calibration (0 best).")
+    ece: float = Field(ge=0.0, description="Expected calibration error (0 best).")
+    bias: float = Field(description="Mean confidence minus accuracy (>0 over-confident).")
+    advice: str = Field(description="One or two sentences of advice to the learner.")
+
+
+class IngestionReport(_Result):
+    """ingestion: what was stored from a document."""
+
+    source_id: int = Field(description="Id returned by ingest_text.")
+    chunk_count: int = Field(ge=0, description="Chunks stored.")
+    key_concepts: list[str] = Field(description="Main concepts of the document.")
+    summary: str = Field(description="What the document is about.")
+
+
+class ConceptLinkOut(_Result):
+    """One link between two concepts."""
+
+    source: str
+    target: str
+    kind: Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]
+
+
+class ConceptLinks(_Result):
+    """knowledge_graph: the links made or found."""
+
+    links: list[ConceptLinkOut] = Field(description="Links created with link_concepts.")
+    summary: str = Field(description="How the concepts relate.")
+
+
+class CardMove(_Result):
+    """One card moved into a category."""
+
+    card_id: int
+    category_id: int
+
+
+class TaxonomyReport(_Result):
+    """taxonomy_curator: the category changes made or proposed."""
+
+    moves: list[CardMove] = Field(description="Cards moved with move_card.")
+    suggestions: list[str] = Field(description="Further changes to the taxonomy.")
+    summary: str = Field(description="The state of the taxonomy in one sentence.")
+
+
+class FlaggedCard(_Result):
+    """One card flagged for a quality problem."""
+
+    card_id: int
+    issue: str = Field(description="duplicate, empty_side, ambiguous_cloze or other.")
+    severity: Literal["low", "medium", "high"]
+
+
+class GovernanceReport(_Result):
+    """governance: the quality problems found and flagged."""
+
+    flagged: list[FlaggedCard] = Field(description="Cards flagged with flag_card.")
+    cards_scanned: int = Field(ge=0, description="Cards checked by find_quality_issues.")
+    summary: str = Field(description="Quality of the collection in one sentence.")

@@ -1,0 +1,127 @@
+"""Run a Noema agent without graph plumbing: name, request, learner -> AgentOutput.
+
+Graphs are built once per (agent, store, model) and share one in-memory checkpointer, so a
+``thread_id`` continues a conversation (the Socratic tutor's turns) within the process.
+
+Example:
+    >>> out = run_agent("learning", "What next?", user_id="ada", db="demo.db")  # doctest: +SKIP
+    >>> out.result["card_id"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+
+from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
+from noema_graph.agents.learners import Learner, aresolve_learner, learner_request, resolve_learner
+from noema_graph.context import RunContext
+from noema_graph.state.output import AgentOutput
+
+_SAVER = InMemorySaver()
+_LOCK = threading.Lock()
+_GRAPHS: dict[tuple[str, str], tuple[BaseChatModel, Any]] = {}
+
+
+@cache
+def _default_model() -> BaseChatModel:
+    from noema_graph.models.factory import make_model
+
+    return make_model()
+
+
+def _graph(name: str, model: BaseChatModel | None, db: Path) -> Any:
+    """Return the cached graph of ``name`` over ``db`` for ``model``, building it once."""
+    chat = model if model is not None else _default_model()
+    key = (name, str(db.resolve()))
+    with _LOCK:
+        cached = _GRAPHS.get(key)
+        if cached is None or cached[0] is not chat:
+            cached = (chat, get_graph(name, model=chat, db=db, checkpointer=_SAVER))
+            _GRAPHS[key] = cached
+        return cached[1]
+
+
+def _invocation(
+    request: str, learner: Learner, thread_id: str | None
+) -> tuple[dict[str, Any], dict[str, Any], RunContext]:
+    inputs = {"messages": [("user", learner_request(request, learner))]}
+    config = {"configurable": {"thread_id": thread_id or uuid4().hex}}
+    return inputs, config, RunContext(user_id=learner.name)
+
+
+def run_agent(
+    name: str,
+    request: str,
+    *,
+    user_id: str | int,
+    thread_id: str | None = None,
+    model: BaseChatModel | None = None,
+    db: str | Path | None = None,
+) -> AgentOutput:
+    """Run agent ``name`` on ``request`` for learner ``user_id`` (name or id).
+
+    Args:
+        name: A registered agent (``learning``, ``calibration``...).
+        request: What the agent should do.
+        user_id: The learner's name or id in the store.
+        thread_id: Continue this conversation; None starts a new one.
+        model: Chat model; None means ``make_model()``.
+        db: Learning store; None means ``noema-learning.sqlite``.
+
+    Raises:
+        ConfigurationError: Unknown agent or learner.
+    """
+    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
+    learner = resolve_learner(path, user_id)
+    inputs, config, context = _invocation(request, learner, thread_id)
+    state = _graph(name, model, path).invoke(inputs, config, context=context)
+    return AgentOutput.model_validate(state["output"])
+
+
+async def arun_agent(
+    name: str,
+    request: str,
+    *,
+    user_id: str | int,
+    thread_id: str | None = None,
+    model: BaseChatModel | None = None,
+    db: str | Path | None = None,
+) -> AgentOutput:
+    """Async twin of :func:`run_agent`."""
+    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
+    learner = await aresolve_learner(path, user_id)
+    inputs, config, context = _invocation(request, learner, thread_id)
+    state = await _graph(name, model, path).ainvoke(inputs, config, context=context)
+    return AgentOutput.model_validate(state["output"])
+
+
+async def astream_agent(
+    name: str,
+    request: str,
+    *,
+    user_id: str | int,
+    thread_id: str | None = None,
+    model: BaseChatModel | None = None,
+    db: str | Path | None = None,
+) -> AsyncIterator[dict[str, Any] | AgentOutput]:
+    """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
+    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
+    learner = await aresolve_learner(path, user_id)
+    inputs, config, context = _invocation(request, learner, thread_id)
+    final: dict[str, Any] = {}
+    async for mode, chunk in _graph(name, model, path).astream(
+        inputs, config, stream_mode=["custom", "values"], context=context
+    ):
+        if mode == "custom":
+            yield chunk
+        else:
+            final = chunk
+    yield AgentOutput.model_validate(final["output"])

@@ -1,0 +1,90 @@
+"""``noema-graph stats`` and ``noema-graph events``, and the CLI's logging set-up.
+
+Mount with ``app.add_typer(observability_app)`` or register the two commands; call
+:func:`configure_logging` from the ``--log-json`` callback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from noema_graph.observability.eventlog import LoggedEvent, read_events
+from noema_graph.observability.logs import configure_logging
+from noema_graph.observability.metrics import MetricsRegistry
+
+__all__ = ["app", "configure_logging", "events", "stats"]
+
+DEFAULT_DB = Path("noema.sqlite")
+DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file holding the event log.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+app = typer.Typer(help="Run metrics and the event log.", no_args_is_help=True)
+console = Console()
+
+
+def _events_or_exit(
+    db: Path, *, thread: str | None = None, trace: str | None = None
+) -> list[LoggedEvent]:
+    if not db.exists():
+        console.print(f"[red]error:[/red] {db} does not exist")
+        raise typer.Exit(1)
+    return read_events(db, thread_id=thread, trace_id=trace)
+
+
+@app.command()
+def stats(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
+    """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
+    summaries = MetricsRegistry.from_events(_events_or_exit(db)).snapshot()
+    if as_json:
+        typer.echo(json.dumps({k: vars(v) for k, v in summaries.items()}, indent=2))
+        return
+    if not summaries:
+        console.print(f"no finished runs in {db}")
+        return
+    table = Table("agent", "runs", "success", "avg ms", "avg iter", "avg $", "tools", "errors")
+    for name, s in summaries.items():
+        table.add_row(
+            name,
+            str(s.executions),
+            f"{s.success_rate:.0%}",
+            f"{s.avg_execution_ms:.0f}",
+            f"{s.avg_iterations:.1f}",
+            f"{s.avg_cost_usd:.6f}",
+            ", ".join(f"{t}={n}" for t, n in sorted(s.tool_usage.items())) or "-",
+            ", ".join(f"{c}={r:.0%}" for c, r in sorted(s.error_rate_by_code.items())) or "-",
+        )
+    console.print(table)
+
+
+@app.command()
+def events(
+    thread: Annotated[str, typer.Argument(help="Thread id.")],
+    trace: Annotated[str | None, typer.Option("--trace", help="Only this trace id.")] = None,
+    db: DbOpt = DEFAULT_DB,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the event log of a thread (optionally one trace); flags tool calls in flight."""
+    found = _events_or_exit(db, thread=thread, trace=trace)
+    if as_json:
+        typer.echo(json.dumps([e.as_dict() for e in found], indent=2, default=str))
+        return
+    if not found:
+        console.print(f"no events for thread {thread!r} in {db}")
+        return
+    done = {(e.trace_id, e.call_id) for e in found if e.type == "tool.completed"}
+    table = Table("#", "time", "event", "step", "tool", "status", "details")
+    for e in found:
+        status = e.status or ""
+        if e.type == "tool.invoked" and (e.trace_id, e.call_id) not in done:
+            status = "[yellow]in flight[/yellow]"
+        details = json.dumps(e.data, default=str)
+        table.add_row(
+            str(e.seq), e.ts[11:23], e.type, str(e.step or ""), e.tool or "", status, details[:80]
+        )
+    console.print(table)

@@ -1,0 +1,226 @@
+"""The Observer: instruments a graph's nodes with logs, metrics, spans and the event log.
+
+Graph factories take ``observer=``; without one they use :func:`default_observer`, which
+logs through ``logging``, counts into :func:`~noema_graph.observability.metrics.default_registry`,
+traces through the global OpenTelemetry TracerProvider (a no-op until one is installed) and,
+when the checkpointer is a ``SqliteSaver``, writes the event log into the same database.
+Nothing here may fail a run: instrumentation errors are logged as warnings.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph._internal._runnable import RunnableCallable  # sync+async node with injection
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from opentelemetry import trace
+from opentelemetry.trace import TracerProvider
+
+from noema_graph.config import AgentConfig
+from noema_graph.observability.eventlog import EventLog
+from noema_graph.observability.logs import log_fields
+from noema_graph.observability.metrics import MetricsRegistry, default_registry
+from noema_graph.observability.probe import GraphInfo, NodeCall, RunSpan
+from noema_graph.observability.redact import SensitiveTools
+from noema_graph.observability.tracing import (
+    CostFn,
+    OtelCallbackHandler,
+    get_tracer,
+    parent_context,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_OPEN_RUNS = 1_000
+
+
+class Observer:
+    """Logs, metrics, OpenTelemetry spans and (optionally) an event log for graph runs.
+
+    Args:
+        event_log: an :class:`EventLog`, or a SQLite path to open one on. Without it, graphs
+            whose checkpointer is a ``SqliteSaver`` log into that database
+            (``auto_event_log``).
+        metrics: the registry to count into (default: the process-wide one).
+        tracer_provider: where spans go (default: the global OpenTelemetry provider).
+        auto_event_log: write the event log beside a SqliteSaver's checkpoints.
+    """
+
+    def __init__(
+        self,
+        *,
+        event_log: EventLog | str | Path | None = None,
+        metrics: MetricsRegistry | None = None,
+        tracer_provider: TracerProvider | None = None,
+        auto_event_log: bool = True,
+    ) -> None:
+        """Configure what the observer writes to; nothing is instrumented yet."""
+        self.event_log = (
+            EventLog.open(event_log) if isinstance(event_log, str | Path) else event_log
+        )
+        self.metrics = metrics or default_registry()
+        self.tracer = get_tracer(tracer_provider)
+        self.auto_event_log = auto_event_log
+        self._lock = threading.Lock()
+        self._runs: dict[str, RunSpan] = {}
+        self._steps: dict[str, int] = {}
+
+    def instrument(
+        self,
+        builder: StateGraph[Any, Any, Any, Any],
+        config: AgentConfig,
+        *,
+        checkpointer: object = None,
+        tools: Sequence[BaseTool] = (),
+        cost: CostFn | None = None,
+    ) -> list[BaseCallbackHandler]:
+        """Wrap every node of ``builder``; return the callbacks the compiled graph must carry."""
+        info = GraphInfo(
+            agent=config.name,
+            version=config.version,
+            entry=frozenset(b for a, b in builder.edges if a == START),
+            final=frozenset(a for a, b in builder.edges if b == END),
+            sensitive=SensitiveTools(tools),
+            event_log=self._event_log_for(checkpointer),
+        )
+        for name, spec in list(builder.nodes.items()):
+            if isinstance(spec.runnable, RunnableCallable):
+                builder.nodes[name] = replace(spec, runnable=self._wrap(info, name, spec.runnable))
+        return [OtelCallbackHandler(self.tracer, agent=config.name, cost=cost)]
+
+    def _event_log_for(self, checkpointer: object) -> EventLog | None:
+        if self.event_log is not None or not self.auto_event_log:
+            return self.event_log
+        if isinstance(checkpointer, SqliteSaver):
+            try:
+                return EventLog.for_saver(checkpointer)
+            except Exception:  # instrumentation never fails a build or a run
+                logger.warning("event log unavailable on the checkpointer", exc_info=True)
+        return None
+
+    def _wrap(self, info: GraphInfo, name: str, node: RunnableCallable) -> RunnableCallable:
+        func: Callable[..., Any] | None = node.func
+        afunc: Callable[..., Awaitable[Any]] | None = node.afunc
+
+        def run(state: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
+            assert func is not None
+            with self._observed(info, name, state, runtime, config) as call:
+                update = func(state, call.runtime if call else runtime)
+                if call:
+                    _safely(call.finish, update)
+            return update
+
+        async def arun(state: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
+            assert afunc is not None
+            with self._observed(info, name, state, runtime, config) as call:
+                update = await afunc(state, call.runtime if call else runtime)
+                if call:
+                    _safely(call.finish, update)
+            return update
+
+        return RunnableCallable(
+            run if func is not None else None, arun if afunc is not None else None, name=name
+        )
+
+    @contextmanager
+    def _observed(
+        self,
+        info: GraphInfo,
+        name: str,
+        state: Any,
+        runtime: Runtime[Any],
+        config: RunnableConfig,
+    ) -> Generator[NodeCall | None]:
+        """Open a NodeCall around the node body (None when instrumentation itself failed)."""
+        try:
+            call = NodeCall(self, info, name, state, runtime, config)
+        except Exception:  # instrumentation never fails a run
+            logger.warning("instrumentation failed before node %s", name, exc_info=True)
+            yield None
+            return
+        with log_fields(call.fields), trace.use_span(call.span, end_on_exit=False):
+            try:
+                yield call
+            except GraphBubbleUp:  # interrupts and handoffs are control flow, not failures
+                call.span.end()
+                raise
+            except Exception as exc:
+                _safely(call.fail, exc)
+                raise
+
+    def run_span(self, trace_id: str, info: GraphInfo, *, start: bool) -> RunSpan:
+        """Return the open span of run ``trace_id``; ``start`` opens a fresh one."""
+        with self._lock:
+            current = self._runs.get(trace_id)
+            if current is not None and not start:
+                return current
+            if current is not None:
+                current.span.end()
+            if len(self._runs) >= MAX_OPEN_RUNS:
+                oldest = next(iter(self._runs))
+                self._runs.pop(oldest).span.end()
+            span = self.tracer.start_span(
+                f"agent.run {info.agent}",
+                context=parent_context(trace_id),
+                attributes={
+                    "noema.agent": info.agent,
+                    "noema.agent_version": info.version,
+                    "noema.trace_id": trace_id,
+                    "noema.resumed": not start,
+                },
+            )
+            self._runs[trace_id] = run = RunSpan(span)
+            if start:
+                self._steps[trace_id] = 0
+            return run
+
+    def end_run(self, trace_id: str) -> None:
+        """Close the span of run ``trace_id`` if it is open."""
+        with self._lock:
+            run = self._runs.pop(trace_id, None)
+            self._steps.pop(trace_id, None)
+        if run is not None:
+            run.span.end()
+
+    def step_of(self, trace_id: str, trace_so_far: Sequence[Any] | None) -> int:
+        """Return the number of reasoning steps run ``trace_id`` has recorded so far."""
+        with self._lock:
+            if trace_so_far is not None:
+                self._steps[trace_id] = len(trace_so_far)
+            return self._steps.get(trace_id, 0)
+
+    def advance(self, trace_id: str, steps: int) -> None:
+        """Count ``steps`` more reasoning steps of run ``trace_id``."""
+        with self._lock:
+            if trace_id in self._runs:
+                self._steps[trace_id] = self._steps.get(trace_id, 0) + steps
+
+
+def _safely(fn: Callable[..., None], *args: Any) -> None:
+    """Call ``fn``; an instrumentation error is logged as a warning, never raised."""
+    try:
+        fn(*args)
+    except Exception:  # instrumentation never fails a run
+        logger.warning("instrumentation failed in %s", getattr(fn, "__name__", fn), exc_info=True)
+
+
+_DEFAULT: list[Observer] = []
+
+
+def default_observer() -> Observer:
+    """Return the process-wide observer graph factories use when given none."""
+    if not _DEFAULT:
+        _DEFAULT.append(Observer())
+    return _DEFAULT[0]

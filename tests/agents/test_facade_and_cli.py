@@ -1,0 +1,144 @@
+"""The facade (run_agent, arun_agent, astream_agent), the CLI and the MCP server's domain tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from noema_graph import AgentOutput, arun_agent, astream_agent, run_agent
+from noema_graph.errors import ConfigurationError
+from noema_graph.noema import DemoSummary
+from tests.scripted import call, plan_reply, structured, text, tools_reply
+
+CALIBRATION = {"brier": 0.2, "ece": 0.1, "bias": 0.05, "advice": "Good."}
+
+
+def _calibration_script() -> list[Any]:
+    return [
+        plan_reply("Measure"),
+        tools_reply(call("compute_calibration", {"user_id": 3})),
+        text("measured"),
+        structured("CalibrationAdvice", **CALIBRATION),
+    ]
+
+
+def test_run_agent_returns_the_typed_output(scripted: Any, demo: DemoSummary) -> None:
+    model = scripted(*_calibration_script())
+    out = run_agent("calibration", "Calibrated?", user_id="cleo", model=model, db=demo.path)
+    assert isinstance(out, AgentOutput) and out.validated and out.result == CALIBRATION
+    assert "[learner: cleo, user_id 3]" in model.prompts[0][-1].content
+
+
+def test_run_agent_continues_a_thread(scripted: Any, demo: DemoSummary) -> None:
+    model = scripted(
+        *_calibration_script(),
+        plan_reply("Again"),
+        text("same"),
+        structured("CalibrationAdvice", **CALIBRATION),
+    )
+    run_agent("calibration", "one", user_id="3", model=model, db=demo.path, thread_id="th")
+    run_agent("calibration", "two", user_id="3", model=model, db=demo.path, thread_id="th")
+    assert any("one" in str(m.content) for m in model.prompts[4])
+
+
+def test_unknown_learner_or_agent_is_a_configuration_error(
+    scripted: Any, demo: DemoSummary
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"no learner .zed.*ada"):
+        run_agent("learning", "x", user_id="zed", model=scripted(), db=demo.path)
+    with pytest.raises(ConfigurationError, match="no agent named 'wizard'"):
+        run_agent("wizard", "x", user_id="ada", model=scripted(), db=demo.path)
+
+
+async def test_arun_and_astream(scripted: Any, demo: DemoSummary) -> None:
+    out = await arun_agent(
+        "calibration", "x", user_id="cleo", model=scripted(*_calibration_script()), db=demo.path
+    )
+    assert out.validated
+    items = [
+        item
+        async for item in astream_agent(
+            "calibration",
+            "x",
+            user_id="cleo",
+            model=scripted(*_calibration_script()),
+            db=demo.path,
+        )
+    ]
+    assert isinstance(items[-1], AgentOutput) and items[-1].result == CALIBRATION
+    events = [i["type"] for i in items[:-1] if isinstance(i, dict)]
+    assert events[0] == "turn_start" and "tool_call_end" in events and events[-1] == "turn_end"
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    from noema_graph import cli as cli_module
+
+    monkeypatch.chdir(tmp_path)
+    models: list[Any] = []
+    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
+    return CliRunner(), cli_module.app, models
+
+
+def test_cli_demo_data_then_agent_run(cli: Any, scripted: Any, tmp_path: Path) -> None:
+    runner, app, models = cli
+    result = runner.invoke(app, ["demo-data", "--db", "learn.db"])
+    assert result.exit_code == 0 and "208 cards" in result.output
+    again = runner.invoke(app, ["demo-data", "--db", "learn.db"])
+    assert again.exit_code == 2 and "already exists" in again.output
+    models.append(scripted(*_calibration_script()))
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "calibration",
+            "Calibrated?",
+            "--data",
+            "learn.db",
+            "--user",
+            "cleo",
+            "--thread",
+            "th1",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["result"] == CALIBRATION and payload["metadata"]["agent_name"] == "calibration"
+
+
+def test_cli_run_writes_the_sample_when_missing(cli: Any, scripted: Any) -> None:
+    runner, app, models = cli
+    models.append(scripted(*_calibration_script()))
+    result = runner.invoke(app, ["run", "calibration", "x", "--user", "cleo", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "had no learning data: wrote the sample" in result.output
+    assert Path("noema-learning.sqlite").exists()
+
+
+def test_cli_plain_run_still_works_and_unknown_agent_fails(cli: Any, scripted: Any) -> None:
+    runner, app, models = cli
+    models.append(scripted(plan_reply("Answer"), text("hello there")))
+    result = runner.invoke(app, ["run", "say hello"])
+    assert result.exit_code == 0 and "hello there" in result.stdout
+    bad = runner.invoke(app, ["run", "wizard", "do magic"])
+    assert bad.exit_code == 2 and "not an agent" in bad.output
+    listing = runner.invoke(app, ["agents"])
+    assert listing.exit_code == 0 and "consult_diagnostic" in listing.stdout
+
+
+async def test_mcp_server_serves_the_domain_tools(demo: DemoSummary) -> None:
+    from noema_graph.config import AgentConfig
+    from noema_graph.tools.mcp_server import build_server
+
+    server = build_server(
+        AgentConfig(working_directory=Path(demo.path).parent), learning_db=Path(demo.path)
+    )
+    names = {t.name for t in await server.list_tools()}
+    assert {"list_due_cards", "flag_card", "compute_calibration", "bash"} <= names
+    (content,) = await server.call_tool("learning_stats", {"user_id": 1})
+    assert json.loads(content.text)["data"]["total_reviews"] > 0

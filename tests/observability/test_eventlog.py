@@ -1,0 +1,105 @@
+"""The append-only event log: order, queries, immutability, crash survival, ``events``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from noema_graph.observability import EventLog, read_events
+from noema_graph.observability.cli import app
+from tests.observability.conftest import Telemetry
+from tests.scripted import call, plan_reply, text, tools_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_writes_its_events_in_order(telemetry: Telemetry, scripted: Any) -> None:
+    model = scripted(plan_reply("add"), tools_reply(call("add", {"a": 1, "b": 2}, "c1")), text("3"))
+    state = telemetry.run(model)
+    events = telemetry.events.query(thread_id="t1")
+    assert [e.type for e in events] == [
+        "agent.started",
+        "plan.created",
+        "tool.invoked",
+        "tool.completed",
+        "agent.completed",
+    ]
+    trace_id = state["run"].trace_id
+    assert {e.trace_id for e in events} == {trace_id}
+    assert {e.run_id for e in events[1:]} == {state["run"].run_id}
+    invoked, completed = events[2], events[3]
+    assert (invoked.tool, invoked.call_id, invoked.data["args"]) == ("add", "c1", {"a": 1, "b": 2})
+    assert (completed.call_id, completed.status, completed.data["observation"]) == ("c1", "ok", "3")
+    assert events[-1].data["success"] is True and events[-1].data["total_tokens"] == 45
+    assert telemetry.events.query(trace_id="other") == []
+    assert telemetry.events.in_flight(thread_id="t1") == []
+
+
+def test_the_table_is_append_only(tmp_path: Path) -> None:
+    with EventLog.open(tmp_path / "e.sqlite") as log:
+        seq = log.append("limit.hit", thread_id="t", data={"why": "x"})
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            log.conn.execute("UPDATE noema_events SET type='x' WHERE seq=?", (seq,))
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            log.conn.execute("DELETE FROM noema_events")
+        with pytest.raises(ValueError, match="unknown event columns"):
+            log.append("x", colour="red")
+        assert [e.data for e in log.query(types=["limit.hit"])] == [{"why": "x"}]
+
+
+def test_sigkill_mid_tool_leaves_the_call_in_flight(tmp_path: Path) -> None:
+    db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "in_flight").exists():
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+        assert time.monotonic() < deadline, "the run never reached the hanging tool"
+        time.sleep(0.05)
+    time.sleep(0.3)  # let the concurrent call c2 finish
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    events = read_events(db, thread_id="crash")
+    assert events[0].type == "agent.started"
+    assert "agent.completed" not in [e.type for e in events]
+    with EventLog.open(db) as log:
+        (flying,) = log.in_flight(thread_id="crash")
+    assert (flying.tool, flying.call_id, flying.data["args"]) == ("mark", "c3", {"n": 3})
+    done = [e.call_id for e in events if e.type == "tool.completed"]
+    assert sorted(done) == ["c1", "c2"]
+
+    result = CliRunner().invoke(app, ["events", "crash", "--db", str(db)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "in flight" in result.output and "tool.invoked" in result.output
+
+
+def test_events_command_filters_by_trace(
+    telemetry: Telemetry, scripted: Any, tmp_path: Path
+) -> None:
+    first = telemetry.run(scripted(plan_reply("a"), text("one")))
+    telemetry.run(scripted(plan_reply("b"), text("two")))
+    db = tmp_path / "events.sqlite"
+    trace_id = first["run"].trace_id
+    result = CliRunner().invoke(
+        app, ["events", "t1", "--trace", trace_id, "--db", str(db), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count('"agent.started"') == 1
+    both = CliRunner().invoke(app, ["events", "t1", "--db", str(db), "--json"])
+    assert both.output.count('"agent.started"') == 2
+    empty = CliRunner().invoke(app, ["events", "nope", "--db", str(db)])
+    assert "no events" in empty.output
