@@ -6,7 +6,6 @@ Rich output lives here and nowhere else in the package.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +19,7 @@ from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.errors import NoemaError
 from noema_graph.graphs import build_agent_graph, build_ask_graph
+from noema_graph.observability import cli as observability_cli
 from noema_graph.persistence import prune as prune_checkpoints
 from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 
@@ -354,7 +354,20 @@ def mcp_serve(
     serve("stdio" if transport == "stdio" else "http", port=port, config=config, learning_db=data)
 
 
+app.command("stats")(observability_cli.stats)
+app.command("events")(observability_cli.events)
+
+
+@app.callback()
+def _logging(
+    log_json: Annotated[
+        bool, typer.Option("--log-json", help="Structured JSON logs on stderr (INFO).")
+    ] = False,
+) -> None:
+    """LangGraph agents that plan, act, reflect and report what they cost."""
+    observability_cli.configure_logging(json=log_json)
+
+
 def main() -> None:  # pragma: no cover - console entry point
-    """Run the CLI with warnings from libraries kept quiet."""
-    logging.basicConfig(level=logging.WARNING)
+    """Run the CLI."""
     app()

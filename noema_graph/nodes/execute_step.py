@@ -31,6 +31,10 @@ from noema_graph.protocols.react import parse_response
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, TaskPlan
 
+ANSWER_ONLY_NOTE = (
+    "\nTools are not available for this turn: you repeated the same call without progress. "
+    "Answer the current step now from the observations you already have."
+)
 INTERRUPTED = (
     "No result was recorded for this call: the run was interrupted before it finished. "
     "Call the tool again if you still need it."
@@ -86,11 +90,12 @@ def build_prompt(
         system = REACT.render(
             agent_name=deps.config.name,
             tools=tools_text(tools),
-            extra="",
+            extra=ANSWER_ONLY_NOTE if state.get("answer_only") else "",
             **{k: v for k, v in fields.items() if k != "plan"},
         )
         return [system_message(deps.config.instructions, system), *_react_history(messages)]
-    system = EXECUTE.render(agent_name=deps.config.name, extra="", **fields)
+    extra = ANSWER_ONLY_NOTE if state.get("answer_only") else ""
+    system = EXECUTE.render(agent_name=deps.config.name, extra=extra, **fields)
     return [system_message(deps.config.instructions, system), *messages]
 
 
@@ -132,6 +137,7 @@ def _apply(
     update: dict[str, Any] = {
         "messages": [*extra, message],
         "iteration": iteration,
+        "answer_only": False,
         "usage": usage_of(message, deps),
         "elapsed_s": seconds,
     }
@@ -204,7 +210,7 @@ def execute_step(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -
     if (skip := _guard(state, runtime, deps)) is not None:
         return skip
     with stopwatch() as took:
-        tools = deps.tool_list()
+        tools = [] if state.get("answer_only") else deps.tool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
             response = invoke_with_retries(
@@ -224,7 +230,7 @@ async def aexecute_step(
     if (skip := _guard(state, runtime, deps)) is not None:
         return skip
     with stopwatch() as took:
-        tools = await deps.atool_list()
+        tools = [] if state.get("answer_only") else await deps.atool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
             response = await race_abort(

@@ -59,6 +59,7 @@ def _update(
         "last_reflection_at": 0,
         "reflection": None,
         "loop_guard": None,
+        "answer_only": False,
         "cancelled": False,
         "llm_error": None,
         "output": {},

@@ -59,6 +59,9 @@ def _update(
     if forced:
         signature, streak = repeat_streak(state.get("trace") or [])
         update["loop_guard"] = LoopGuard(signature=signature or "", streak=streak)
+        # the next turn answers from what was gathered, without tools: a small model that
+        # repeats a call cannot repeat it again
+        update["answer_only"] = True
     if isinstance(outcome, LLMError):
         step = ReasoningStep(kind="error", thought=f"reflection failed: {outcome}", status="error")
         return {**update, "llm_error": str(outcome), "trace": [step]}

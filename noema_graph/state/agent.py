@@ -39,6 +39,7 @@ class AgentState(TypedDict, total=False):
     last_reflection_at: int
     reflection: Reflection | None
     loop_guard: LoopGuard | None
+    answer_only: bool
     cancelled: bool
     llm_error: str | None
     memory_context: list[dict[str, Any]]

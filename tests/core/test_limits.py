@@ -207,3 +207,15 @@ async def test_abort_interrupts_a_running_model_call(scripted: Any) -> None:
     )
     assert _error(state) == "cancelled"
     assert state["iteration"] == 0  # the interrupted answer was not used
+
+
+def test_after_a_loop_reflection_the_next_turn_has_no_tools(scripted: Any) -> None:
+    same = [tools_reply(call("lookup", {"key": "k"})) for _ in range(3)]
+    model = scripted(plan_reply("one"), *same, reflection_reply("continue"), text("k is v"))
+    state = run(model, cfg(reflection_interval=100))
+    assert state["output"]["success"] and state["output"]["result"] == "k is v"
+    answer_prompt = model.prompts[5][0].content
+    assert "Tools are not available for this turn" in answer_prompt
+    # binds: the plan schema, three tool turns, the reflection schema; none for the answer
+    assert len(model.bound_tool_names) == 5 and model.bound_tool_names[-1] == ["Reflection"]
+    assert state["answer_only"] is False  # used once, then cleared
