@@ -21,6 +21,10 @@ def _clamp_unit(value: object) -> object:
 
 Probability = Annotated[float, BeforeValidator(_clamp_unit), Field(ge=0.0, le=1.0)]
 
+# Bounded strings: schema-constrained decoding (the local model) cannot ramble past them.
+Text = Annotated[str, Field(max_length=400)]
+Item = Annotated[str, Field(max_length=160)]
+
 
 class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -30,7 +34,7 @@ class NextCard(_Result):
     """learning: the card to study next."""
 
     card_id: int = Field(description="Id of the chosen card, from list_due_cards.")
-    reason: str = Field(description="Why this card now, in one sentence.")
+    reason: Text = Field(description="Why this card now, in one sentence.")
     expected_recall: Probability = Field(description="Probability the learner recalls it now.")
 
 
@@ -39,18 +43,24 @@ class Diagnosis(_Result):
 
     retention: Probability = Field(description="Share of reviews recalled (0-1).")
     lapses: int = Field(ge=0, description="Cards forgotten after being learned.")
-    patterns: list[str] = Field(description="Learning patterns observed, one per item.")
-    weak_areas: list[str] = Field(description="Topics, concepts or cards that need work.")
-    summary: str = Field(description="The diagnosis in one or two sentences.")
+    patterns: list[Item] = Field(
+        max_length=8, description="Learning patterns observed, one per item."
+    )
+    weak_areas: list[Item] = Field(
+        max_length=8, description="Topics, concepts or cards that need work."
+    )
+    summary: Text = Field(description="The diagnosis in one or two sentences.")
 
 
 class StrategyAdjustment(_Result):
     """strategy: how the learner's study plan should change."""
 
-    focus: str = Field(description="What to concentrate on next.")
+    focus: Text = Field(description="What to concentrate on next.")
     new_cards_per_day: int = Field(ge=0, le=100, description="New cards to introduce daily.")
-    adjustments: list[str] = Field(description="Concrete changes to the study routine.")
-    rationale: str = Field(description="Why, citing the diagnosis.")
+    adjustments: list[Item] = Field(
+        max_length=8, description="Concrete changes to the study routine."
+    )
+    rationale: Text = Field(description="Why, citing the diagnosis.")
 
 
 class GeneratedCards(_Result):
@@ -58,15 +68,15 @@ class GeneratedCards(_Result):
 
     deck_id: int = Field(description="Deck the cards were added to.")
     card_ids: list[int] = Field(description="Ids returned by create_cards.")
-    summary: str = Field(description="What the cards cover.")
+    summary: Text = Field(description="What the cards cover.")
 
 
 class SocraticTurn(_Result):
     """socratic_tutor: the next guiding question of a dialogue."""
 
-    question: str = Field(description="The next question to ask the learner.")
-    concept: str = Field(description="The concept the question works towards.")
-    hint: str = Field(description="A hint to give if the learner is stuck.")
+    question: Text = Field(description="The next question to ask the learner.")
+    concept: Text = Field(description="The concept the question works towards.")
+    hint: Text = Field(description="A hint to give if the learner is stuck.")
     understanding: Literal["none", "partial", "solid"] = Field(
         description="The learner's understanding so far."
     )
@@ -78,7 +88,7 @@ class CalibrationAdvice(_Result):
     brier: float = Field(ge=0.0, description="Brier score from compute_calibration (0 best).")
     ece: float = Field(ge=0.0, description="Expected calibration error (0 best).")
     bias: float = Field(description="Mean confidence minus accuracy (>0 over-confident).")
-    advice: str = Field(description="One or two sentences of advice to the learner.")
+    advice: Text = Field(description="One or two sentences of advice to the learner.")
 
 
 class IngestionReport(_Result):
@@ -86,15 +96,15 @@ class IngestionReport(_Result):
 
     source_id: int = Field(description="Id returned by ingest_text.")
     chunk_count: int = Field(ge=0, description="Chunks stored.")
-    key_concepts: list[str] = Field(description="Main concepts of the document.")
-    summary: str = Field(description="What the document is about.")
+    key_concepts: list[Item] = Field(max_length=8, description="Main concepts of the document.")
+    summary: Text = Field(description="What the document is about.")
 
 
 class ConceptLinkOut(_Result):
     """One link between two concepts."""
 
-    source: str
-    target: str
+    source: Item
+    target: Item
     kind: Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]
 
 
@@ -102,7 +112,7 @@ class ConceptLinks(_Result):
     """knowledge_graph: the links made or found."""
 
     links: list[ConceptLinkOut] = Field(description="Links created with link_concepts.")
-    summary: str = Field(description="How the concepts relate.")
+    summary: Text = Field(description="How the concepts relate.")
 
 
 class CardMove(_Result):
@@ -116,15 +126,15 @@ class TaxonomyReport(_Result):
     """taxonomy_curator: the category changes made or proposed."""
 
     moves: list[CardMove] = Field(description="Cards moved with move_card.")
-    suggestions: list[str] = Field(description="Further changes to the taxonomy.")
-    summary: str = Field(description="The state of the taxonomy in one sentence.")
+    suggestions: list[Item] = Field(max_length=8, description="Further changes to the taxonomy.")
+    summary: Text = Field(description="The state of the taxonomy in one sentence.")
 
 
 class FlaggedCard(_Result):
     """One card flagged for a quality problem."""
 
     card_id: int
-    issue: str = Field(description="duplicate, empty_side, ambiguous_cloze or other.")
+    issue: Text = Field(description="duplicate, empty_side, ambiguous_cloze or other.")
     severity: Literal["low", "medium", "high"]
 
 
@@ -133,4 +143,4 @@ class GovernanceReport(_Result):
 
     flagged: list[FlaggedCard] = Field(description="Cards flagged with flag_card.")
     cards_scanned: int = Field(ge=0, description="Cards checked by find_quality_issues.")
-    summary: str = Field(description="Quality of the collection in one sentence.")
+    summary: Text = Field(description="Quality of the collection in one sentence.")
