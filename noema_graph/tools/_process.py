@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from noema_graph.tools.results import ToolFailure
+
 
 @dataclass(frozen=True)
 class ProcessOutcome:
@@ -28,6 +30,22 @@ class ProcessOutcome:
     output_bytes: int
     truncated: bool
     timed_out: bool
+
+
+def outcome_data(outcome: ProcessOutcome, *, what: str, limit: float) -> dict[str, object]:
+    """Return a finished process's result as tool data; a timeout raises ToolFailure."""
+    if outcome.timed_out:
+        raise ToolFailure(
+            f"timeout: {what} killed after {limit:g}s",
+            type_="timeout",
+            details={"output": outcome.output[-2000:]},
+        )
+    return {
+        "exit_code": outcome.exit_code,
+        "output": outcome.output,
+        "output_bytes": outcome.output_bytes,
+        "truncated": outcome.truncated,
+    }
 
 
 class _CappedReader(threading.Thread):

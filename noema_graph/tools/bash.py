@@ -13,7 +13,7 @@ import shutil
 
 from pydantic import BaseModel, Field
 
-from noema_graph.tools._process import run_confined
+from noema_graph.tools._process import outcome_data, run_confined
 from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.spec import ToolContext, ToolSpec
 
@@ -55,18 +55,7 @@ def bash_tools(*, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES) -> list[Tool
             max_output_bytes=max_output_bytes,
             env=minimal_env(str(root)),
         )
-        if outcome.timed_out:
-            raise ToolFailure(
-                f"timeout: command killed after {limit:g}s",
-                type_="timeout",
-                details={"output": outcome.output[-2000:]},
-            )
-        return {
-            "exit_code": outcome.exit_code,
-            "output": outcome.output,
-            "output_bytes": outcome.output_bytes,
-            "truncated": outcome.truncated,
-        }
+        return outcome_data(outcome, what="command", limit=limit)
 
     return [
         ToolSpec(

@@ -13,9 +13,8 @@ import sys
 
 from pydantic import BaseModel, Field
 
-from noema_graph.tools._process import run_confined
+from noema_graph.tools._process import outcome_data, run_confined
 from noema_graph.tools.bash import minimal_env
-from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.spec import ToolContext, ToolSpec
 
 DEFAULT_MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
@@ -90,18 +89,7 @@ def python_executor_tools(
             env=minimal_env(str(root)),
             stdin_data=code.encode("utf-8"),
         )
-        if outcome.timed_out:
-            raise ToolFailure(
-                f"timeout: python code killed after {limit:g}s",
-                type_="timeout",
-                details={"output": outcome.output[-2000:]},
-            )
-        return {
-            "exit_code": outcome.exit_code,
-            "output": outcome.output,
-            "output_bytes": outcome.output_bytes,
-            "truncated": outcome.truncated,
-        }
+        return outcome_data(outcome, what="python code", limit=limit)
 
     return [
         ToolSpec(
