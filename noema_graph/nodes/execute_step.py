@@ -94,8 +94,8 @@ def build_prompt(
             **{k: v for k, v in fields.items() if k != "plan"},
         )
         return [system_message(deps.config.instructions, system), *_react_history(messages)]
-    extra = ANSWER_ONLY_NOTE if state.get("answer_only") else ""
-    system = EXECUTE.render(agent_name=deps.config.name, extra=extra, **fields)
+    note = ANSWER_ONLY_NOTE if state.get("answer_only") else ""
+    system = EXECUTE.render(agent_name=deps.config.name, extra=note, **fields)
     return [system_message(deps.config.instructions, system), *messages]
 
 
