@@ -39,7 +39,7 @@ def test_quick_start_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_readme_commands_exist() -> None:
     runner = CliRunner()
-    for command in re.findall(r"^noema-graph (\w+)", README, re.M):
+    for command in re.findall(r"^noema-graph ([\w-]+)", README, re.M):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)
     assert "bash scripts/test.sh" in README
