@@ -177,9 +177,7 @@ class ServerSession:
         except _DEAD_SESSION_ERRORS as exc:
             return await self._died(exc)
         except McpError as exc:
-            if exc.error.code == CONNECTION_CLOSED:
-                return await self._died(exc)
-            return self._mcp_error(tool_name, exc)
+            return await self._on_mcp_error(tool_name, exc)
         except ToolException as exc:
             return ToolResult.fail("mcp_tool_error", str(exc), details={"server": self.server.name})
         except ValidationError as exc:
@@ -191,13 +189,30 @@ class ServerSession:
             )
         return ToolResult.ok(_content_data(content, artifact))
 
-    def _mcp_error(self, tool_name: str, exc: McpError) -> ToolResult:
+    async def _timed_out(self, tool_name: str) -> ToolResult:
+        """Answer a read timeout, and restart the server: it may have died or hung silently.
+
+        A server killed right before a call can look like a silent one (the request is
+        written, no answer ever comes), so both get the same recovery.
+        """
+        message = (
+            f"timeout: MCP server {self.server.name!r} did not answer {tool_name!r} "
+            f"within {self.server.read_timeout_s:g}s (read_timeout_s)"
+        )
+        self._alive = False
+        failure = await self._restart("no answer within read_timeout_s")
+        restarted = failure is None
+        return ToolResult.fail(
+            "timeout",
+            message + ("; the server was restarted" if restarted else ""),
+            details={"server": self.server.name, "restarted": restarted},
+        )
+
+    async def _on_mcp_error(self, tool_name: str, exc: McpError) -> ToolResult:
+        if exc.error.code == CONNECTION_CLOSED:
+            return await self._died(exc)
         if exc.error.code == _REQUEST_TIMEOUT:
-            return ToolResult.fail(
-                "timeout",
-                f"timeout: MCP server {self.server.name!r} did not answer {tool_name!r} "
-                f"within {self.server.read_timeout_s:g}s (read_timeout_s)",
-            )
+            return await self._timed_out(tool_name)
         return ToolResult.fail("mcp_error", exc.error.message, details={"code": exc.error.code})
 
     async def _died(self, exc: BaseException) -> ToolResult:

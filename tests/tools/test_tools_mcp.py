@@ -160,7 +160,9 @@ def test_killed_server_gives_error_then_restarts() -> None:
         assert wait_until(lambda: old not in child_pids() or _is_zombie(old))
         status, body = call(tool, timezone="UTC")
         assert status == "error"
-        assert body["error"]["type"] == "mcp_server_restarted"
+        # a dead pipe is seen at once (restarted); if the request was written before the
+        # death was noticed, the read timeout fires and the server is restarted as well
+        assert body["error"]["type"] in ("mcp_server_restarted", "timeout"), body
         status, body = call(tool, timezone="UTC")
         assert status == "success"
         (new,) = child_pids() - before
