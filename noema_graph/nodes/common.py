@@ -61,6 +61,17 @@ def stopwatch() -> Generator[list[float]]:
         cell[0] = time.perf_counter() - start
 
 
+def new_run(runtime: Runtime[Any], *, model: str, request: str) -> RunInfo:
+    """Return the identity of a run starting now; the caller's trace id wins when given."""
+    trace_id = ctx(runtime).trace_id
+    return RunInfo(request=request, model=model, **({"trace_id": trace_id} if trace_id else {}))
+
+
+def memory_items(hits: Sequence[Any]) -> list[dict[str, Any]]:
+    """Return recalled memory hits as the plain dicts kept in state."""
+    return [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
+
+
 def latest_request(messages: Sequence[AnyMessage]) -> str:
     """Return the text of the last human message."""
     for message in reversed(messages):

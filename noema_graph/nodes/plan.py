@@ -11,13 +11,22 @@ from langgraph.types import Overwrite
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanCreated, TurnStart, WarningEvent
 from noema_graph.memory import MemoryRecall, arecall_context, recall_context
-from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id, tools_text
+from noema_graph.nodes.common import (
+    ctx,
+    emit,
+    latest_request,
+    memory_items,
+    new_run,
+    stopwatch,
+    thread_id,
+    tools_text,
+)
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import aask_structured, ask_structured
 from noema_graph.prompts import PLAN
 from noema_graph.state.agent import AgentState
-from noema_graph.state.models import PlanDraft, ReasoningStep, RunInfo, TaskPlan, TaskStep, Usage
+from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
 from noema_graph.state.reducers import append_steps
 
 MAX_PLAN_STEPS = 8
@@ -46,12 +55,7 @@ def _update(
     memory: list[dict[str, Any]],
 ) -> dict[str, Any]:
     request = latest_request(state.get("messages", []))
-    trace_id = ctx(runtime).trace_id
-    run = RunInfo(
-        request=request,
-        model=deps.profile.model_name,
-        **({"trace_id": trace_id} if trace_id else {}),
-    )
+    run = new_run(runtime, model=deps.profile.model_name, request=request)
     update: dict[str, Any] = {
         "run": run,
         "iteration": 0,
@@ -118,7 +122,7 @@ def _memory(
     hits, unavailable = recalled
     if unavailable is not None:
         emit(runtime, unavailable.to_event(), state)
-    return [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
+    return memory_items(hits)
 
 
 def _recall_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any]:

@@ -9,7 +9,15 @@ from langgraph.types import Overwrite
 
 from noema_graph.events import TurnStart
 from noema_graph.memory import arecall_context, recall_context
-from noema_graph.nodes.common import ctx, emit, latest_request, stopwatch, thread_id
+from noema_graph.nodes.common import (
+    ctx,
+    emit,
+    latest_request,
+    memory_items,
+    new_run,
+    stopwatch,
+    thread_id,
+)
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.agent import AskState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
@@ -20,12 +28,7 @@ RECALL_LIMIT = 5
 
 def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[RunInfo, str]:
     request = latest_request(state.get("messages", []))
-    trace_id = ctx(runtime).trace_id
-    run = RunInfo(
-        request=request,
-        model=deps.profile.model_name,
-        **({"trace_id": trace_id} if trace_id else {}),
-    )
+    run = new_run(runtime, model=deps.profile.model_name, request=request)
     emit(runtime, TurnStart(request=request, mode="ask"), {"run": run})
     return run, request
 
@@ -34,7 +37,7 @@ def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) 
     hits, warning = recalled
     if warning is not None:
         emit(runtime, warning.to_event(), {"run": run})
-    memory = [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
+    memory = memory_items(hits)
     trace = [
         ReasoningStep(
             kind="memory",
