@@ -216,8 +216,10 @@ class OtelCallbackHandler(BaseCallbackHandler):
 def propagation_meta() -> dict[str, str]:
     """Return W3C trace context and the noema trace id, for an outgoing call's metadata.
 
-    Meant for MCP ``tools/call`` ``_meta`` (``ClientSession.call_tool(..., meta=...)``) and
-    other cross-process calls made during a tool call.
+    :class:`~noema_graph.tools.MCPToolProvider` sends it as the ``_meta`` of every MCP
+    ``tools/call`` request; other cross-process calls made during a tool call can use it too.
+    Call it in the caller's context: it reads context variables, which do not follow a
+    coroutine handed to another thread's event loop.
     """
     carrier: dict[str, str] = {}
     propagate.inject(carrier)

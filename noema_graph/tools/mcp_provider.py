@@ -5,6 +5,10 @@ session is opened there at first use and owned by one task (see :mod:`mcp_sessio
 calls are submitted to that loop with ``asyncio.run_coroutine_threadsafe`` (awaited through
 ``asyncio.wrap_future`` in async code), so ``tool.invoke`` and ``tool.ainvoke`` both work
 from any thread or loop, and one server process serves every call of the run.
+
+Context variables (the run scope, the current OpenTelemetry span) do not follow a call onto
+that loop, so each call captures :func:`propagation_meta` in the caller first and hands it
+to the session, which sends it as the ``_meta`` of the ``tools/call`` request.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic import ValidationError
 
 from noema_graph.config import MCPServer
 from noema_graph.errors import ConfigurationError, ToolError
+from noema_graph.observability.tracing import propagation_meta
 from noema_graph.tools.mcp_session import ServerSession
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import DEFAULT_MAX_OBSERVATION_CHARS, ToolResult
@@ -199,7 +204,8 @@ class MCPToolProvider:
         self, session: ServerSession, tool_name: str
     ) -> Callable[..., Awaitable[ToolResult]]:
         async def call(**arguments: Any) -> ToolResult:
-            return await self._dispatch(lambda: session.call(tool_name, arguments))
+            meta = propagation_meta()  # here, in the caller's context, before the loop hop
+            return await self._dispatch(lambda: session.call(tool_name, arguments, meta=meta))
 
         return call
 

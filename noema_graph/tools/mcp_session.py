@@ -4,12 +4,18 @@ The session context (``MultiServerMCPClient.session`` + ``load_mcp_tools``) is e
 exited by the same long-lived owner task, so teardown never crosses anyio cancel scopes.
 Callers in the same event loop use :meth:`ServerSession.call`, which turns every outcome
 into a :class:`ToolResult`.
+
+Calls go to ``ClientSession.call_tool`` directly rather than through the adapter tools'
+coroutine: that coroutine cannot pass a request's ``_meta``, and langchain-mcp-adapters 0.3.2
+offers no hook that reaches it (its interceptors see only name, arguments and HTTP headers).
+The adapter's own converter still turns the result into content blocks and an artifact.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -17,7 +23,11 @@ import anyio
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.sessions import Connection
-from langchain_mcp_adapters.tools import load_mcp_tools
+from langchain_mcp_adapters.tools import (
+    _convert_call_tool_result,  # pyright: ignore[reportPrivateUsage] -- the converter the adapter's tools use; calls bypass them to send _meta
+    load_mcp_tools,
+)
+from mcp import ClientSession
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import ValidationError
@@ -78,6 +88,7 @@ class ServerSession:
         self.restarts = 0
         self.tools: dict[str, StructuredTool] = {}
         self._client = MultiServerMCPClient({server.name: connection_for(server)})
+        self._session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._alive = False
@@ -86,7 +97,7 @@ class ServerSession:
     @property
     def alive(self) -> bool:
         """Whether the session is open and its server has not been seen dying."""
-        return self._alive
+        return self._alive and self._session is not None
 
     async def start(self) -> list[BaseTool]:
         """Open the session within ``connect_timeout_s`` and return the server's tools.
@@ -121,6 +132,7 @@ class ServerSession:
         try:
             async with self._client.session(self.server.name) as session:
                 tools = await load_mcp_tools(session, server_name=self.server.name)
+                self._session = session
                 if not ready.done():
                     ready.set_result(tools)
                 await self._stop.wait()
@@ -131,6 +143,7 @@ class ServerSession:
                 logger.debug("MCP session %r ended: %s", self.server.name, _describe(exc))
         finally:
             self._alive = False
+            self._session = None
 
     async def close(self) -> None:
         """Close the session and stop the server process."""
@@ -149,31 +162,39 @@ class ServerSession:
             owner.cancel()
             await asyncio.gather(owner, return_exceptions=True)
 
-    async def call(self, tool_name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolResult:
         """Call ``tool_name`` on the live session; every outcome is a :class:`ToolResult`.
 
-        A dead server (closed stream, broken pipe) is restarted once, here, and the result
-        says so; the next call runs on the new session.
+        ``meta`` becomes the ``_meta`` of the ``tools/call`` request (trace context, for
+        instance); empty or None sends none. A dead server (closed stream, broken pipe) is
+        restarted once, here, and the result says so; the next call runs on the new session.
         """
-        if not self._alive:
+        if not self.alive:
             failure = await self._restart("the session is closed")
             if failure is not None:
                 return failure
-        tool = self.tools.get(tool_name)
-        if tool is None or tool.coroutine is None:
+        if tool_name not in self.tools:
             return ToolResult.fail(
                 "not_found",
                 f"MCP server {self.server.name!r} has no tool {tool_name!r}",
                 recoverable=False,
             )
-        return await self._invoke(tool, tool_name, arguments)
+        return await self._invoke(tool_name, arguments, dict(meta) if meta else None)
 
     async def _invoke(
-        self, tool: StructuredTool, tool_name: str, arguments: dict[str, Any]
+        self, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None
     ) -> ToolResult:
-        assert tool.coroutine is not None
+        session = self._session
+        assert session is not None
         try:
-            content, artifact = await tool.coroutine(**arguments)
+            result = await session.call_tool(tool_name, arguments, meta=meta)
+            content, artifact = _convert_call_tool_result(result)
         except _DEAD_SESSION_ERRORS as exc:
             return await self._died(exc)
         except McpError as exc:
@@ -232,7 +253,7 @@ class ServerSession:
         if self._restart_lock is None:
             self._restart_lock = asyncio.Lock()
         async with self._restart_lock:
-            if self._alive:
+            if self.alive:
                 return None
             if self.restarts >= self.max_restarts:
                 return ToolResult.fail(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import subprocess
 import threading
@@ -202,4 +203,6 @@ def run_coroutine_blocking(factory: Callable[[], Awaitable[object]], timeout: fl
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(bounded())
-    return _worker_pool().submit(asyncio.run, bounded()).result()
+    # copy the caller's context: the run scope and the trace reach the coroutine
+    context = contextvars.copy_context()
+    return _worker_pool().submit(context.run, asyncio.run, bounded()).result()
