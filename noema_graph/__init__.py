@@ -4,9 +4,11 @@ from noema_graph.agents import AgentDefinition, AgentRegistry, get_graph
 from noema_graph.cancellation import ainvoke_cancellable
 from noema_graph.config import AgentConfig, MCPServer
 from noema_graph.context import RunContext
-from noema_graph.errors import ConfigurationError, NoemaError
-from noema_graph.facade import arun_agent, astream_agent, run_agent
+from noema_graph.errors import ConfigurationError, HookVeto, HumanInputError, NoemaError
+from noema_graph.facade import arun_agent, astream_agent, resume_agent, run_agent
 from noema_graph.graphs import build_agent_graph, build_ask_graph
+from noema_graph.hitl import approve, edit, pending, reject, resume_with
+from noema_graph.hooks import HookCall, Hooks
 from noema_graph.persistence import (
     async_sqlite_checkpointer,
     async_sqlite_store,
@@ -14,6 +16,7 @@ from noema_graph.persistence import (
     sqlite_checkpointer,
     sqlite_store,
 )
+from noema_graph.state.outcome import Outcome
 from noema_graph.state.output import AgentOutput
 
 __all__ = [
@@ -22,18 +25,29 @@ __all__ = [
     "AgentOutput",
     "AgentRegistry",
     "ConfigurationError",
+    "HookCall",
+    "HookVeto",
+    "Hooks",
+    "HumanInputError",
     "MCPServer",
     "NoemaError",
+    "Outcome",
     "RunContext",
     "ainvoke_cancellable",
+    "approve",
     "arun_agent",
     "astream_agent",
     "async_sqlite_checkpointer",
     "async_sqlite_store",
     "build_agent_graph",
     "build_ask_graph",
+    "edit",
     "get_graph",
+    "pending",
     "prune",
+    "reject",
+    "resume_agent",
+    "resume_with",
     "run_agent",
     "sqlite_checkpointer",
     "sqlite_store",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from noema_graph.errors import ConfigurationError
+from noema_graph.hooks import Hooks
 
 Permission = Literal["fs:read", "fs:write", "shell:execute", "net:outbound"]
 Toolkit = Literal["search", "bash", "python_executor", "file_edit"]
@@ -76,6 +77,23 @@ class AgentConfig(BaseModel):
     max_total_tokens: int | None = Field(default=None, ge=1, description="Token budget.")
     max_cost_usd: float | None = Field(default=None, ge=0, description="USD cost budget.")
     loop_threshold: int = Field(default=3, ge=2, description="Identical calls that mean a loop.")
+    clarify: bool = Field(
+        default=False,
+        description="Offer the model an ask_user tool; calling it pauses the run (interrupt) "
+        "until the caller resumes with the user's answer.",
+    )
+    confirm_tools: tuple[str, ...] = Field(
+        default=(), description="Tool names whose calls wait for approval before running."
+    )
+    confirm_permissions: tuple[Permission, ...] = Field(
+        default=(), description="Calls of tools needing one of these permissions wait."
+    )
+    confirm_non_idempotent: bool = Field(
+        default=False, description="Calls of every non-idempotent tool wait for approval."
+    )
+    hooks: Hooks = Field(
+        default_factory=Hooks, description="pre_process / post_process hooks by node name."
+    )
     model_retries: int = Field(default=3, ge=1, description="Attempts for transient errors.")
     plan_retries: int = Field(default=2, ge=1, description="Attempts to get a valid plan.")
     tool_timeout_s: float = Field(default=60.0, gt=0, description="Per tool call timeout.")
@@ -107,6 +125,7 @@ class AgentConfig(BaseModel):
                 "enabled_toolkits": (),
                 "permissions": (),
                 "persist_memory": False,
+                "clarify": False,
             }
         return data
 
@@ -118,15 +137,22 @@ class AgentConfig(BaseModel):
             raise ValueError(msg)
         return value
 
+    @property
+    def confirms_tools(self) -> bool:
+        """Return True when some tool calls may need the user's approval."""
+        return bool(self.confirm_tools or self.confirm_permissions or self.confirm_non_idempotent)
+
     def recursion_limit(self) -> int:
         """Return a superstep bound the routers always reach first.
 
-        Each iteration costs at most two supersteps (execute_step, tool_node) and each
+        Each iteration costs at most two supersteps (execute_step, tool_node; three with
+        review_tools when approvals are configured) and each
         reflection two more (reflect, revise_plan); plan and finalize add two. The margin
         leaves room for the routers to see ``remaining_steps`` run low and finalize.
         """
         reflections = self.max_iterations // self.reflection_interval + self.max_replans + 2
-        return 2 * self.max_iterations + 2 * reflections + 10
+        per_iteration = 3 if self.confirms_tools else 2  # review_tools adds a superstep
+        return per_iteration * self.max_iterations + 2 * reflections + 10
 
 
 def _configuration_error(exc: ValidationError) -> ConfigurationError:

@@ -56,3 +56,17 @@ class Cancelled(NoemaError):
 
 class ToolError(NoemaError):
     """A tool failed in a way the model cannot recover from."""
+
+
+class HookVeto(NoemaError):
+    """Raised by a pre/post hook to stop the run on purpose (error code ``hook_veto``)."""
+
+
+class HumanInputError(NoemaError, ValueError):
+    """A resume value for a paused run is invalid; the message names the field and the fix."""
+
+    def __init__(self, field: str, message: str, *, fix: str) -> None:
+        """Build the error for ``field`` of the answer with the ``fix`` to apply."""
+        self.field = field
+        self.fix = fix
+        super().__init__(f"{field}: {message} (fix: {fix})")

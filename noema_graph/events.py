@@ -128,6 +128,27 @@ class Compaction(ActivityEvent):
     truncated: int
 
 
+class HumanInputRequested(ActivityEvent):
+    """The run pauses for the user: a question (clarify) or tool calls to approve (confirm).
+
+    ``request`` is the interrupt's value, a ClarifyRequest or ConfirmRequest as a dict.
+    """
+
+    type: Literal["human_input_requested"] = "human_input_requested"
+    kind: Literal["clarify", "confirm"]
+    request: dict[str, Any]
+
+
+class HookFailed(ActivityEvent):
+    """A pre/post hook vetoed or failed: the run ends with ``code``."""
+
+    type: Literal["hook_failed"] = "hook_failed"
+    code: str
+    node: str
+    stage: str
+    message: str
+
+
 EVENT_TYPES: tuple[type[ActivityEvent], ...] = (
     TurnStart,
     Thinking,
@@ -141,4 +162,6 @@ EVENT_TYPES: tuple[type[ActivityEvent], ...] = (
     PlanRevised,
     ReflectionEvent,
     Compaction,
+    HumanInputRequested,
+    HookFailed,
 )

@@ -18,11 +18,14 @@ from typing import Any
 from uuid import uuid4
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
 from noema_graph.agents.learners import Learner, aresolve_learner, learner_request, resolve_learner
+from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
+from noema_graph.hitl import paused_output, pending_of, resume_with
 from noema_graph.state.output import AgentOutput
 
 _SAVER = InMemorySaver()
@@ -82,8 +85,48 @@ def run_agent(
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = resolve_learner(path, user_id)
     inputs, config, context = _invocation(request, learner, thread_id)
-    state = _graph(name, model, path).invoke(inputs, config, context=context)
-    return AgentOutput.model_validate(state["output"])
+    graph = _graph(name, model, path)
+    graph.invoke(inputs, config, context=context)
+    return _output(name, graph, config)
+
+
+def _output(name: str, graph: Any, config: Any) -> AgentOutput:
+    """Return the run's output contract, or a paused one when it waits for the user."""
+    snapshot = graph.get_state(config)
+    if open_requests := pending_of(snapshot.interrupts):
+        agent = default_registry().get(name).to_config("")
+        paused = paused_output(snapshot.values, open_requests, agent)
+        thread = config["configurable"]["thread_id"]
+        interrupts = [{**item, "thread_id": thread} for item in paused.interrupts]
+        return paused.model_copy(update={"interrupts": interrupts})
+    return AgentOutput.model_validate(snapshot.values["output"])
+
+
+def resume_agent(
+    name: str,
+    thread_id: str,
+    answer: Any,
+    *,
+    user_id: str | int,
+    model: BaseChatModel | None = None,
+    db: str | Path | None = None,
+) -> AgentOutput:
+    """Resume a run of ``name`` paused on ``thread_id`` with the user's ``answer``.
+
+    ``answer``: text for a clarify request; for a confirm request ``"approve"``,
+    ``"reject"``, a :class:`~noema_graph.state.human.Decision` or a dict of them by call id.
+    With several open requests, a dict keyed by the ``id`` of ``output.interrupts``.
+
+    Raises:
+        HumanInputError: The answer does not fit the open request (nothing is changed).
+    """
+    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
+    learner = resolve_learner(path, user_id)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    graph = _graph(name, model, path)
+    command = resume_with(graph, config, answer)
+    graph.invoke(command, config, context=RunContext(user_id=learner.name))
+    return _output(name, graph, config)
 
 
 async def arun_agent(
@@ -99,8 +142,9 @@ async def arun_agent(
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
     inputs, config, context = _invocation(request, learner, thread_id)
-    state = await _graph(name, model, path).ainvoke(inputs, config, context=context)
-    return AgentOutput.model_validate(state["output"])
+    graph = _graph(name, model, path)
+    await graph.ainvoke(inputs, config, context=context)
+    return _output(name, graph, config)
 
 
 async def astream_agent(
@@ -116,12 +160,7 @@ async def astream_agent(
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
     inputs, config, context = _invocation(request, learner, thread_id)
-    final: dict[str, Any] = {}
-    async for mode, chunk in _graph(name, model, path).astream(
-        inputs, config, stream_mode=["custom", "values"], context=context
-    ):
-        if mode == "custom":
-            yield chunk
-        else:
-            final = chunk
-    yield AgentOutput.model_validate(final["output"])
+    graph = _graph(name, model, path)
+    async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
+        yield chunk
+    yield _output(name, graph, config)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from noema_graph.config import AgentConfig, Permission
 from noema_graph.errors import ConfigurationError
+from noema_graph.hooks import Hooks
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
@@ -41,6 +42,10 @@ class AgentDefinition(BaseModel):
         subagents: Registered agents this one may consult as tools (``consult_<name>``).
         output_schema: The pydantic model the final result must match.
         limits: Default limits; callers may override them per graph.
+        hooks: pre_process / post_process hooks by node name or "agent".
+        clarify: Offer the ask_user tool (the run pauses for the user's answer).
+        confirm_tools: Domain operations whose calls wait for the user's approval.
+        confirm_non_idempotent: Every non-idempotent call waits for approval.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -55,6 +60,10 @@ class AgentDefinition(BaseModel):
     subagents: tuple[str, ...] = ()
     output_schema: type[BaseModel]
     limits: AgentLimits = Field(default_factory=AgentLimits)
+    hooks: Hooks = Field(default_factory=Hooks)
+    clarify: bool = False
+    confirm_tools: tuple[str, ...] = ()
+    confirm_non_idempotent: bool = False
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -121,6 +130,10 @@ class AgentDefinition(BaseModel):
             "permissions": self.permissions,
             "persist_memory": False,
             "output_schema": self.output_schema,
+            "hooks": self.hooks,
+            "clarify": self.clarify,
+            "confirm_tools": self.confirm_tools,
+            "confirm_non_idempotent": self.confirm_non_idempotent,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

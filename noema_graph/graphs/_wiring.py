@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext, context_of
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.hooks import Wrapped
 
 
 def node(
@@ -19,11 +20,14 @@ def node(
     async_fn: Callable[..., Awaitable[dict[str, Any]]],
     deps: AgentDeps,
 ) -> tuple[str, RunnableCallable]:
-    """Return (name, runnable) for a node pair; the name is the sync function's name."""
+    """Return (name, runnable) for a node pair; the name is the sync function's name.
+
+    The node runs inside the config's pre/post-process hooks and its update is stamped with
+    its typed outcome.
+    """
     name = sync_fn.__name__
-    return name, RunnableCallable(
-        partial(sync_fn, deps=deps), partial(async_fn, deps=deps), name=name
-    )
+    wrapped = Wrapped(name, partial(sync_fn, deps=deps), partial(async_fn, deps=deps), deps.config)
+    return name, RunnableCallable(wrapped.sync, wrapped.async_, name=name)
 
 
 def router(

@@ -20,8 +20,9 @@ from noema_graph.nodes.execute_step import aexecute_step, execute_step
 from noema_graph.nodes.finalize import afinalize, finalize
 from noema_graph.nodes.plan import aplan, plan
 from noema_graph.nodes.reflect import areflect, reflect
+from noema_graph.nodes.review_tools import areview_tools, review_tools
 from noema_graph.nodes.revise_plan import arevise_plan, revise_plan
-from noema_graph.nodes.routing import route_after_execute, route_after_reflect
+from noema_graph.nodes.routing import route_after_execute, route_after_reflect, route_after_review
 from noema_graph.nodes.tool_node import atool_node, tool_node
 from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
@@ -52,6 +53,7 @@ def build_agent_graph(
     builder = StateGraph(AgentState, context_schema=RunContext)
     builder.add_node(*node(plan, aplan, deps))
     builder.add_node(*node(execute_step, aexecute_step, deps))
+    builder.add_node(*node(review_tools, areview_tools, deps))
     builder.add_node(*node(tool_node, atool_node, deps))
     builder.add_node(*node(reflect, areflect, deps))
     builder.add_node(*node(revise_plan, arevise_plan, deps))
@@ -61,7 +63,10 @@ def build_agent_graph(
     builder.add_conditional_edges(
         "execute_step",
         router(route_after_execute, config),
-        ["tool_node", "reflect", "execute_step", "finalize"],
+        ["review_tools", "tool_node", "reflect", "execute_step", "finalize"],
+    )
+    builder.add_conditional_edges(
+        "review_tools", router(route_after_review, config), ["tool_node", "finalize"]
     )
     builder.add_edge("tool_node", "execute_step")
     builder.add_conditional_edges(

@@ -13,10 +13,12 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
+from noema_graph.hooks import AGENT
 from noema_graph.nodes.deps import AgentDeps, ToolProvider
 from noema_graph.observability import Observer, default_observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
+from noema_graph.tools.ask_user import ask_user_tool
 
 # Save a checkpoint after every superstep before the next one starts, so a crash never
 # re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).
@@ -37,6 +39,7 @@ def compile_graph(
     Every node is instrumented by ``observer`` (the default one when None): logs, metrics,
     OpenTelemetry spans and the event log; its callbacks ride along with the caller's.
     """
+    _check_hooks(config, set(builder.nodes))
     callbacks = (observer or default_observer()).instrument(
         builder, config, checkpointer=checkpointer, tools=deps.tools, cost=deps.cost
     )
@@ -52,11 +55,21 @@ def compile_graph(
     )
 
 
+def _check_hooks(config: AgentConfig, nodes: set[str]) -> None:
+    unknown = sorted(config.hooks.names() - nodes - {AGENT})
+    if unknown:
+        raise ConfigurationError(
+            "hooks",
+            f"no node named {unknown[0]!r} in the {config.mode} graph",
+            fix=f"key hooks by one of {sorted(nodes)} or {AGENT!r} (the whole run)",
+        )
+
+
 def resolve_tools(
     config: AgentConfig, tools: Sequence[BaseTool]
 ) -> tuple[list[BaseTool], list[ToolProvider]]:
     """Return the static tools (given + toolkits) and lazy providers (MCP) for ``config``."""
-    static = [*tools, *toolkits_for(config)]
+    static = [*tools, *toolkits_for(config), *([ask_user_tool()] if config.clarify else [])]
     providers: list[ToolProvider] = []
     if config.mcp_servers:
         providers.append(MCPToolProvider(config.mcp_servers))

@@ -17,7 +17,7 @@ from noema_graph.nodes.llm import ainvoke_with_retries, invoke_with_retries, usa
 from noema_graph.nodes.output import build_output
 from noema_graph.prompts import ANSWER
 from noema_graph.state.agent import AskState
-from noema_graph.state.models import ReasoningStep, Usage
+from noema_graph.state.models import HookFailure, ReasoningStep, StopReason, Usage
 from noema_graph.state.reducers import append_steps
 
 
@@ -32,10 +32,13 @@ def _finish(
     state: AskState,
     runtime: Runtime[Any],
     deps: AgentDeps,
-    response: AIMessage | LLMError,
+    response: AIMessage | LLMError | HookFailure,
     seconds: float,
 ) -> dict[str, Any]:
-    if isinstance(response, LLMError):
+    reason: StopReason | None
+    if isinstance(response, HookFailure):
+        text, usage, reason = "", Usage(), response.code
+    elif isinstance(response, LLMError):
         emit(runtime, ErrorEvent(code="llm_error", message=str(response)), state)
         state = {**state, "llm_error": str(response)}
         text, usage, reason = "", Usage(), "llm_error"
@@ -79,6 +82,8 @@ def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) 
 
     Reads: messages, memory_context. Writes: output, messages, trace, usage.
     """
+    if (hook := state.get("hook_error")) is not None:  # a hook ended the run
+        return _finish(state, runtime, deps, hook, 0.0)
     response: AIMessage | LLMError
     with stopwatch() as took:
         try:
@@ -94,6 +99,8 @@ async def agenerate_answer(
     state: AskState, runtime: Runtime[Any], *, deps: AgentDeps
 ) -> dict[str, Any]:
     """Async twin of :func:`generate_answer`."""
+    if (hook := state.get("hook_error")) is not None:  # a hook ended the run
+        return _finish(state, runtime, deps, hook, 0.0)
     response: AIMessage | LLMError
     with stopwatch() as took:
         try:

@@ -20,7 +20,15 @@ from typing import Any
 
 from noema_graph.config import AgentConfig
 from noema_graph.nodes.routing import active_seconds
-from noema_graph.state.models import ReasoningStep, RunInfo, StopReason, TaskPlan, Usage
+from noema_graph.state.models import (
+    HookFailure,
+    ReasoningStep,
+    RunInfo,
+    StopReason,
+    TaskPlan,
+    Usage,
+)
+from noema_graph.state.outcome import run_outcome
 from noema_graph.state.output import (
     AgentError,
     AgentOutput,
@@ -37,6 +45,8 @@ STOP_MESSAGES: dict[str, str] = {
     "cancelled": "The run was cancelled.",
     "loop_detected": "The agent repeated the same tool call without progress and was stopped.",
     "llm_error": "The model failed and retrying did not help.",
+    "hook_error": "A pre/post-process hook failed; the run was ended.",
+    "hook_veto": "A pre/post-process hook vetoed the run.",
 }
 
 
@@ -94,6 +104,15 @@ def partial_result(plan: TaskPlan | None) -> str:
     return "\n".join(f"{desc}: {result}" for desc, result in done)
 
 
+def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
+    if reason == "llm_error":
+        return {"llm_error": state.get("llm_error")}
+    hook: HookFailure | None = state.get("hook_error")
+    if reason in ("hook_error", "hook_veto") and hook is not None:
+        return hook.model_dump(mode="json")
+    return None
+
+
 def build_output(
     state: Mapping[str, Any],
     config: AgentConfig,
@@ -116,8 +135,8 @@ def build_output(
         error = AgentError(
             code=reason,
             message=STOP_MESSAGES[reason],
-            details={"llm_error": state.get("llm_error")} if reason == "llm_error" else None,
-            recoverable=reason != "llm_error",
+            details=_details(state, reason),
+            recoverable=reason not in ("llm_error", "hook_error"),
         )
     elapsed_ms = (active_seconds({**state, "trace": trace}) + extra_seconds) * 1000
     return AgentOutput(
@@ -125,6 +144,7 @@ def build_output(
         result=result,
         validated=validated,
         error=error,
+        outcome=run_outcome(success=reason is None, validated=validated, code=reason).value,
         reasoning=AgentReasoning(
             steps=[
                 TraceStep(

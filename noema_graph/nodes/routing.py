@@ -22,7 +22,7 @@ from noema_graph.state.models import LoopGuard, ReasoningStep, StopReason, TaskP
 STEPS_RESERVED_FOR_FINALIZE = 3
 
 PreModel = Literal["call_model", "reflect", "finalize"]
-AfterExecute = Literal["tool_node", "reflect", "execute_step", "finalize"]
+AfterExecute = Literal["review_tools", "tool_node", "reflect", "execute_step", "finalize"]
 AfterReflect = Literal["revise_plan", "execute_step", "finalize"]
 
 
@@ -99,6 +99,8 @@ def budget_reason(
         reason = "cancelled"
     elif state.get("llm_error"):
         reason = "llm_error"
+    elif (hook := state.get("hook_error")) is not None:
+        reason = hook.code
     elif timeout is not None and active_seconds(state) >= timeout:
         reason = "timeout"
     elif over_tokens or over_cost:
@@ -165,19 +167,33 @@ def route_after_execute(
 ) -> list[Send] | AfterExecute:
     """Route after execute_step.
 
-    Routes to: one ``tool_node`` task per pending tool call (concurrent, each checkpointed on
-    its own), finalize on a finished plan or an exhausted limit, reflect when due, else back
-    to execute_step.
+    Routes to: review_tools when the config asks for approvals, else one ``tool_node`` task
+    per pending tool call (concurrent, each checkpointed on its own); finalize on a finished
+    plan or an exhausted limit, reflect when due, else back to execute_step.
     """
     calls = pending_tool_calls(state)
     if calls and budget_reason(state, config, context) is None:
-        return tool_sends(state, calls)
+        return "review_tools" if config.confirms_tools else tool_sends(state, calls)
     decision = route_before_model(state, config, context)
     return "execute_step" if decision == "call_model" else decision
 
 
+def route_after_review(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> list[Send] | Literal["finalize"]:
+    """Route after review_tools.
+
+    Routes to: one ``tool_node`` task per pending call, each with the user's decision on it;
+    finalize when a limit ran out (or a hook failed) while the run waited for approval.
+    """
+    calls = pending_tool_calls(state)
+    if not calls or budget_reason(state, config, context) is not None:
+        return "finalize"
+    return tool_sends(state, calls)
+
+
 def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> list[Send]:
-    """Return one Send per tool call, carrying the thought that produced it."""
+    """Return one Send per tool call, with the thought that produced it and any decision."""
     messages = state.get("messages") or []
     last = messages[-1] if messages else None
     thought = last.text if isinstance(last, AIMessage) else ""
@@ -185,6 +201,7 @@ def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> lis
     run = state.get("run")
     run_id = run.run_id if run is not None else ""
     trace_id = run.trace_id if run is not None else ""
+    decisions = state.get("tool_decisions") or {}
     return [
         Send(
             "tool_node",
@@ -195,6 +212,7 @@ def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> lis
                 "round": iteration,
                 "run_id": run_id,
                 "trace_id": trace_id,
+                **({"decision": decisions[call["id"]]} if call.get("id") in decisions else {}),
             },
         )
         for i, call in enumerate(calls)

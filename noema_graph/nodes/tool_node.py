@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
@@ -22,12 +23,24 @@ from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.nodes.abort import race_abort
 from noema_graph.nodes.common import ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.human import clarify, rejection
 from noema_graph.nodes.ledger import aclaim, asettle, claim, needs_ledger, settle
 from noema_graph.state.agent import ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, Usage
+from noema_graph.tools.ask_user import ASK_USER
 
 SUBAGENT_OUTPUT = "agent_output"
 """Artifact key under which a subagent tool reports the child's AgentOutput dict."""
+
+
+def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    """Answer a call the user rejected, or pause on an ask_user call; None otherwise."""
+    decision = task.get("decision")
+    if decision is not None and decision.action == "reject":
+        return rejection(task)
+    if task["tool_call"]["name"] == ASK_USER and not ctx(runtime).aborted():
+        return clarify(task, runtime)
+    return None
 
 
 def _refusal(
@@ -140,9 +153,12 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
     """Run one tool call and answer it with a ToolMessage.
 
     Reads: the ToolTask payload of a Send. Writes: messages (one ToolMessage), trace (one
-    tool step). Refused calls (over the cap, unknown tool, cancelled) and tool exceptions
-    become error observations; the loop continues.
+    tool step). Refused calls (over the cap, unknown tool, cancelled, rejected by the user)
+    and tool exceptions become error observations; the loop continues. An ``ask_user``
+    call pauses the run (``interrupt``) until the caller answers.
     """
+    if (answered := _human(task, runtime)) is not None:
+        return answered
     tools = {t.name: t for t in deps.tool_list()}
     call = task["tool_call"]
     emit(
@@ -161,6 +177,8 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
     try:
         with run_scope(_scope(task, runtime)):
             message = _as_message(task, tool.invoke({**call, "type": "tool_call"}))
+    except GraphBubbleUp:  # a tool that calls interrupt() pauses the run like ask_user
+        raise
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)
@@ -171,6 +189,8 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
 
 async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
     """Async twin of :func:`tool_node`, with the per-tool timeout enforced."""
+    if (answered := _human(task, runtime)) is not None:
+        return answered
     tools = {t.name: t for t in await deps.atool_list()}
     call = task["tool_call"]
     emit(
@@ -198,6 +218,8 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
     except Cancelled:
         message = _error_message(task, "Interrupted: the run was cancelled during this call.")
+    except GraphBubbleUp:  # a tool that calls interrupt() pauses the run like ask_user
+        raise
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
         message = _failed(task, exc)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
+from noema_graph.state.human import Decision
 from noema_graph.state.models import (
+    HookFailure,
     LoopGuard,
     ReasoningStep,
     Reflection,
@@ -18,7 +20,14 @@ from noema_graph.state.models import (
     TaskPlan,
     Usage,
 )
-from noema_graph.state.reducers import add_seconds, add_usage, append_steps, merge_messages
+from noema_graph.state.outcome import NodeOutcome
+from noema_graph.state.reducers import (
+    add_seconds,
+    add_usage,
+    append_steps,
+    latest,
+    merge_messages,
+)
 
 
 class AgentState(TypedDict, total=False):
@@ -43,6 +52,9 @@ class AgentState(TypedDict, total=False):
     cancelled: bool
     llm_error: str | None
     memory_context: list[dict[str, Any]]
+    tool_decisions: dict[str, Decision]
+    hook_error: HookFailure | None
+    outcome: Annotated[NodeOutcome | None, latest]
     output: dict[str, Any]
     remaining_steps: RemainingSteps
 
@@ -57,6 +69,8 @@ class AskState(TypedDict, total=False):
     run: RunInfo
     memory_context: list[dict[str, Any]]
     llm_error: str | None
+    hook_error: HookFailure | None
+    outcome: Annotated[NodeOutcome | None, latest]
     output: dict[str, Any]
 
 
@@ -69,6 +83,7 @@ class ToolTask(TypedDict):
     round: int
     run_id: str
     trace_id: str
+    decision: NotRequired[Decision]
 
 
 __all__ = ["AgentState", "AskState", "StopReason", "ToolTask"]

@@ -8,9 +8,19 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from noema_graph.state.human import HUMAN_MODELS
+from noema_graph.state.outcome import NodeOutcome
+
 StepStatus = Literal["pending", "in_progress", "completed", "failed"]
 StopReason = Literal[
-    "max_iterations", "timeout", "budget_exceeded", "cancelled", "loop_detected", "llm_error"
+    "max_iterations",
+    "timeout",
+    "budget_exceeded",
+    "cancelled",
+    "loop_detected",
+    "llm_error",
+    "hook_error",
+    "hook_veto",
 ]
 StepKind = Literal[
     "plan",
@@ -25,6 +35,8 @@ StepKind = Literal[
     "error",
     "final",
     "memory",
+    "clarification",
+    "approval",
 ]
 
 
@@ -192,6 +204,15 @@ class RunInfo(_Frozen):
     request: str = ""
 
 
+class HookFailure(_Frozen):
+    """A pre/post hook that raised: the run ends cleanly with ``code`` as its error code."""
+
+    code: Literal["hook_error", "hook_veto"]
+    node: str
+    stage: Literal["pre_process", "post_process"]
+    message: str
+
+
 STATE_MODELS: tuple[type[BaseModel], ...] = (
     TaskStep,
     TaskPlan,
@@ -202,4 +223,7 @@ STATE_MODELS: tuple[type[BaseModel], ...] = (
     Usage,
     LoopGuard,
     RunInfo,
+    NodeOutcome,
+    HookFailure,
+    *HUMAN_MODELS,
 )

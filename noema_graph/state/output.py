@@ -82,5 +82,15 @@ class AgentOutput(BaseModel):
         default=None, description="None without output_schema; else whether result matched it."
     )
     error: AgentError | None = None
+    outcome: str = Field(
+        default="success",
+        description="The run's Outcome: success | partial | error | terminate, or clarify | "
+        "confirm while the run is paused for the user.",
+    )
+    interrupts: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]],
+        description="While paused: the pending requests (ClarifyRequest / ConfirmRequest "
+        "dicts, each with its interrupt 'id'); empty once the run has finished.",
+    )
     reasoning: AgentReasoning
     metadata: ExecutionMetadata

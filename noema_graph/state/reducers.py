@@ -79,3 +79,12 @@ def add_usage(current: Usage | None, update: Usage | None) -> Usage:
 def add_seconds(current: float | None, update: float | None) -> float:
     """Sum elapsed seconds reported by nodes."""
     return (current or 0.0) + (update or 0.0)
+
+
+def latest(current: Any, update: Any) -> Any:
+    """Keep the newest write.
+
+    Unlike a plain channel, several writes in one superstep are allowed (the concurrent
+    ``tool_node`` tasks each report an outcome): the last one applied wins.
+    """
+    return update if update is not None else current

@@ -31,6 +31,7 @@ def test_agent_graph_nodes_are_named_exactly() -> None:
         "__start__",
         "plan",
         "execute_step",
+        "review_tools",
         "tool_node",
         "reflect",
         "revise_plan",

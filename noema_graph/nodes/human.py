@@ -1,0 +1,211 @@
+"""Human in the loop: which calls need approval, reading answers, the ask_user pause.
+
+The graph pauses with LangGraph's ``interrupt()``; a node that pauses runs again from its
+start when the caller resumes, so everything before ``interrupt()`` here is pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from pydantic import ValidationError
+
+from noema_graph.config import AgentConfig
+from noema_graph.errors import HumanInputError
+from noema_graph.events import HumanInputRequested
+from noema_graph.nodes.common import emit
+from noema_graph.state.agent import ToolTask
+from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision, PendingCall
+from noema_graph.state.models import ReasoningStep, ToolAction
+
+NO_ANSWER = "(The user gave no answer: go on with your best assumption and say what it was.)"
+DECISION_FIX = (
+    "resume with 'approve', 'reject', {'action': 'edit', 'args': {...}}, or a dict mapping "
+    "every pending call id to one of those"
+)
+
+
+def approval_reason(
+    call: Mapping[str, Any], tool: BaseTool | None, config: AgentConfig
+) -> str | None:
+    """Return why ``call`` needs the user's approval under ``config``, or None when it does not.
+
+    Calls to unknown tools need none (tool_node refuses them anyway).
+    """
+    name = str(call["name"])
+    if tool is None:
+        return None
+    meta = tool.metadata or {}
+    permission = meta.get("permission")
+    if name in config.confirm_tools:
+        return f"{name} is listed in confirm_tools"
+    if permission is not None and permission in config.confirm_permissions:
+        return f"{name} needs the {permission} permission"
+    if config.confirm_non_idempotent and meta.get("idempotency") == "non_idempotent":
+        return f"{name} has an effect that must not be repeated (non-idempotent)"
+    return None
+
+
+def pending_approvals(
+    calls: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], config: AgentConfig
+) -> list[PendingCall]:
+    """Return the calls of a step that wait for approval, in call order."""
+    pending: list[PendingCall] = []
+    for call in calls:
+        reason = approval_reason(call, tools.get(str(call["name"])), config)
+        if reason is not None:
+            pending.append(
+                PendingCall(
+                    id=str(call["id"]),
+                    name=str(call["name"]),
+                    args=dict(call.get("args") or {}),
+                    reason=reason,
+                )
+            )
+    return pending
+
+
+def _decision(value: Any, field: str) -> Decision:
+    if isinstance(value, Decision):
+        return value
+    if isinstance(value, str):
+        value = {"action": value.strip().lower()}
+    if not isinstance(value, Mapping):
+        raise HumanInputError(field, f"expected a decision, got {value!r}", fix=DECISION_FIX)
+    try:
+        decision = Decision.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        name = f"{field}.{where}" if where else field
+        raise HumanInputError(name, first["msg"], fix=DECISION_FIX) from None
+    if decision.action == "edit" and decision.args is None:
+        raise HumanInputError(
+            f"{field}.args",
+            "an edit needs the new arguments",
+            fix="pass {'action': 'edit', "
+            "'args': {...}} with the full arguments the call should run with",
+        )
+    return decision
+
+
+def parse_decisions(answer: Any, pending: Sequence[PendingCall]) -> dict[str, Decision]:
+    """Read the caller's resume value into one decision per pending call.
+
+    Accepted: one decision for every call ("approve", "reject", a Decision or its dict), a
+    list in the order of the request, or a dict keyed by call id. Raises
+    :class:`HumanInputError` naming the offending field.
+    """
+    ids = [p.id for p in pending]
+    if isinstance(answer, Mapping) and "action" not in answer:
+        by_id: Mapping[Any, Any] = answer  # pyright: ignore[reportUnknownVariableType]
+        unknown = [str(k) for k in by_id if k not in ids]
+        if unknown:
+            raise HumanInputError(
+                f"resume[{unknown[0]!r}]",
+                f"no pending call has this id; pending ids: {ids}",
+                fix="key the decisions by the ids of the ConfirmRequest's calls",
+            )
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise HumanInputError(
+                f"resume[{missing[0]!r}]",
+                "no decision for this pending call",
+                fix="answer every pending call in one resume",
+            )
+        return {i: _decision(by_id[i], f"resume[{i!r}]") for i in ids}
+    if isinstance(answer, list | tuple):
+        items: Sequence[Any] = answer  # pyright: ignore[reportUnknownVariableType]
+        if len(items) != len(ids):
+            raise HumanInputError(
+                "resume",
+                f"{len(items)} decisions for {len(ids)} pending calls",
+                fix="give one decision per pending call, in the request's order",
+            )
+        return {
+            i: _decision(v, f"resume[{n}]") for n, (i, v) in enumerate(zip(ids, items, strict=True))
+        }
+    one = _decision(answer, "resume")
+    if one.action == "edit" and len(ids) > 1:
+        raise HumanInputError(
+            "resume", "one edit cannot apply to several calls", fix="key the edits by call id"
+        )
+    return dict.fromkeys(ids, one)
+
+
+def ask_for_decisions(
+    runtime: Runtime[Any], state: Mapping[str, Any], pending: Sequence[PendingCall]
+) -> dict[str, Decision]:
+    """Pause until the caller answers every pending call; re-ask when an answer is invalid."""
+    request = ConfirmRequest(calls=tuple(pending))
+    while True:
+        payload = request.model_dump(mode="json")
+        emit(runtime, HumanInputRequested(kind="confirm", request=payload), state)
+        answer = interrupt(payload)
+        try:
+            return parse_decisions(answer, pending)
+        except HumanInputError as exc:
+            request = request.model_copy(update={"error": str(exc)})
+
+
+def decision_step(call: PendingCall, decision: Decision, round_: int) -> ReasoningStep:
+    """Return the trace entry recording the user's decision on ``call``."""
+    text = {
+        "approve": "approved by the user",
+        "reject": f"rejected by the user{': ' + decision.reason if decision.reason else ''}",
+        "edit": f"edited by the user: run with {json.dumps(decision.args, default=str)}",
+    }[decision.action]
+    return ReasoningStep(
+        kind="approval",
+        thought=f"{call.name} needs approval: {call.reason}",
+        action=ToolAction(tool=call.name, input=call.args, output=decision.model_dump(mode="json")),
+        observation=text,
+        round=round_,
+    )
+
+
+def rejection(task: ToolTask) -> dict[str, Any]:
+    """Answer a call the user rejected (the decision is already in the trace)."""
+    call, decision = task["tool_call"], task.get("decision")
+    why = f" Reason: {decision.reason}" if decision is not None and decision.reason else ""
+    text = f"Not executed: the user rejected this call.{why} Do not repeat it; adapt instead."
+    return {
+        "messages": [
+            ToolMessage(text, tool_call_id=str(call["id"]), name=str(call["name"]), status="error")
+        ]
+    }
+
+
+def answer_text(answer: Any) -> str:
+    """Return a clarify answer as text (blank answers tell the model to assume)."""
+    if answer is None:
+        return NO_ANSWER
+    text = answer if isinstance(answer, str) else json.dumps(answer, default=str)
+    return text.strip() or NO_ANSWER
+
+
+def clarify(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any]:
+    """Pause with the model's question; the caller's answer becomes the observation."""
+    call = task["tool_call"]
+    question = str((call.get("args") or {}).get("question") or "").strip()
+    call_id, name = str(call["id"]), str(call["name"])
+    if not question:
+        text = "ask_user needs a non-empty 'question' argument."
+        return {"messages": [ToolMessage(text, tool_call_id=call_id, name=name, status="error")]}
+    payload = ClarifyRequest(call_id=call_id, question=question).model_dump(mode="json")
+    emit(runtime, HumanInputRequested(kind="clarify", request=payload), task)
+    text = answer_text(interrupt(payload))
+    step = ReasoningStep(
+        kind="clarification",
+        thought=question,
+        action=ToolAction(tool=name, input={"question": question}, output=text),
+        observation=text,
+        round=task["round"],
+    )
+    return {"messages": [ToolMessage(text, tool_call_id=call_id, name=name)], "trace": [step]}
