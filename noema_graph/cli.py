@@ -15,10 +15,11 @@ import typer
 from rich.console import Console
 
 from noema_graph.agents.factory import DEFAULT_LEARNING_DB
+from noema_graph.cli_runs import Paused, Recipe, drive, open_graph, saved_recipe
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.errors import NoemaError
-from noema_graph.graphs import build_agent_graph, build_ask_graph
+from noema_graph.graphs import build_ask_graph
 from noema_graph.observability import cli as observability_cli
 from noema_graph.persistence import prune as prune_checkpoints
 from noema_graph.persistence import sqlite_checkpointer, sqlite_store
@@ -120,6 +121,12 @@ DataOpt = Annotated[
 ]
 
 
+YesOpt = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Approve every tool call and skip questions (for scripts)."),
+]
+
+
 @app.command()
 def run(
     args: AgentArgs,
@@ -134,46 +141,68 @@ def run(
         int | None, typer.Option(help="Iteration limit (default 8; an agent's own).")
     ] = None,
     data: DataOpt = DEFAULT_LEARNING_DB,
+    clarify: Annotated[
+        bool, typer.Option("--clarify", help="Let the agent ask you questions (ask_user).")
+    ] = False,
+    confirm: Annotated[
+        list[str] | None,
+        typer.Option("--confirm", help="Ask before running this tool (repeatable)."),
+    ] = None,
+    confirm_writes: Annotated[
+        bool, typer.Option("--confirm-writes", help="Ask before every non-idempotent call.")
+    ] = False,
+    yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run an agent on REQUEST and print the result, cost and confidence.
 
     With AGENT (learning, calibration, governance...), that Noema agent runs over the
-    learning store given by --data for the learner --user (default: ada).
+    learning store given by --data for the learner --user (default: ada). When the run
+    pauses for you (a question, a call to approve), the answer is asked at the prompt.
     """
     agent, request = _agent_and_request(args)
-    thread_id = thread or uuid4().hex[:12]
+    recipe = Recipe(
+        agent=agent,
+        model=model,
+        data=str(data),
+        user=user or ("ada" if agent is not None else "cli"),
+        protocol=_protocol(protocol),
+        max_iterations=max_iterations,
+        clarify=clarify,
+        confirm=tuple(confirm or ()),
+        confirm_writes=confirm_writes,
+        cwd=str(Path.cwd()),
+    )
+    _execute(recipe, db, thread or uuid4().hex[:12], request, yes=yes, as_json=as_json)
+
+
+def _execute(
+    recipe: Recipe, db: Path, thread_id: str, request: str | None, *, yes: bool, as_json: bool
+) -> None:
+    """Run (request given) or resume (None) ``thread_id``; print the output or the pause."""
     try:
-        chat_protocol = _protocol(protocol)
-        if agent is not None:
-            output = _run_noema_agent(
-                agent,
-                request,
-                model=model,
-                db=db,
-                data=data,
-                thread_id=thread_id,
-                user=user or "ada",
-                overrides={
-                    "protocol": chat_protocol,
-                    **({} if max_iterations is None else {"max_iterations": max_iterations}),
-                },
+        chat = _model(recipe.model)
+        with open_graph(recipe, chat, db, console) as (graph, user, phrase):
+            inputs = None if request is None else {"messages": [("user", phrase(request))]}
+            output = drive(
+                graph,
+                inputs,
+                thread=thread_id,
+                user=user,
+                recipe=recipe,
+                yes=yes,
+                console=console,
+                render=_render_event,
             )
-        else:
-            config = AgentConfig(
-                model=model,
-                max_iterations=max_iterations or 8,
-                protocol=chat_protocol,
-                enabled_toolkits=(),
-                working_directory=Path.cwd(),
-            )
-            chat = _model(model)
-            with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
-                graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
-                output = _stream(graph, {"messages": [("user", request)]}, thread_id, user or "cli")
     except NoemaError as exc:
         _fail(exc)
         return
+    except Paused:
+        console.print(
+            f"[yellow]paused[/yellow]: the run waits for your answer; "
+            f"continue with: noema-graph resume {thread_id}"
+        )
+        raise typer.Exit(3) from None
     console.print(f"[dim]thread {thread_id} (resume: noema-graph resume {thread_id})[/dim]")
     _print_output(output, as_json)
 
@@ -194,36 +223,6 @@ def _agent_and_request(args: list[str]) -> tuple[str | None, str]:
             f"{args[0]!r} is not an agent; use one of {', '.join(names)}", param_hint="AGENT"
         )
     return args[0], args[1]
-
-
-def _run_noema_agent(
-    agent: str,
-    request: str,
-    *,
-    model: str | None,
-    db: Path,
-    data: Path,
-    thread_id: str,
-    user: str,
-    overrides: dict[str, Any],
-) -> dict[str, Any]:
-    from noema_graph.agents import ensure_demo_data, get_graph, resolve_learner
-    from noema_graph.agents.learners import learner_request
-
-    written = ensure_demo_data(data)
-    if written is not None:
-        console.print(
-            f"[dim]{data} had no learning data: wrote the sample ({written.cards} cards, "
-            f"{written.reviews} reviews, learners {', '.join(written.users)})[/dim]"
-        )
-    learner = resolve_learner(data, user)
-    chat = _model(model)
-    with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
-        graph = get_graph(
-            agent, model=chat, checkpointer=saver, store=store, db=data, overrides=overrides
-        )
-        inputs = {"messages": [("user", learner_request(request, learner))]}
-        return _stream(graph, inputs, thread_id, learner.name)
 
 
 @app.command("demo-data")
@@ -290,26 +289,30 @@ def ask(
 
 @app.command()
 def resume(
-    thread: Annotated[str, typer.Argument(help="Thread id of an interrupted run.")],
+    thread: Annotated[str, typer.Argument(help="Thread id of an interrupted or paused run.")],
     model: ModelOpt = None,
     db: DbOpt = DEFAULT_DB,
+    yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Resume an interrupted run from its last checkpoint."""
-    try:
-        chat = _model(model)
-        with sqlite_checkpointer(db) as saver:
-            graph = build_agent_graph(
-                AgentConfig(enabled_toolkits=()), model=chat, checkpointer=saver
-            )
-            if not graph.get_state({"configurable": {"thread_id": thread}}).values:
-                console.print(f"[red]error:[/red] no thread {thread!r} in {db}")
-                raise typer.Exit(2)
-            output = _stream(graph, None, thread, "cli")
-    except NoemaError as exc:
-        _fail(exc)
-        return
-    _print_output(output, as_json)
+    """Resume a run from its last checkpoint: after a crash, or when it paused for you.
+
+    The run's agent, learner and approval flags are read from the thread's checkpoints;
+    --model replaces the model it ran with.
+    """
+    if not db.exists():
+        console.print(f"[red]error:[/red] {db} does not exist")
+        raise typer.Exit(2)
+    recipe = saved_recipe(db, thread)
+    with sqlite_checkpointer(db) as saver:
+        known = saver.get_tuple({"configurable": {"thread_id": thread}}) is not None
+    if not known:
+        console.print(f"[red]error:[/red] no thread {thread!r} in {db}")
+        raise typer.Exit(2)
+    recipe = recipe or Recipe(cwd=str(Path.cwd()))  # a thread started from Python
+    if model is not None:
+        recipe = recipe.model_copy(update={"model": model})
+    _execute(recipe, db, thread, None, yes=yes, as_json=as_json)
 
 
 @app.command()

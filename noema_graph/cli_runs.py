@@ -1,0 +1,184 @@
+"""What ``noema-graph run`` and ``resume`` share: the run recipe, the graph, the pauses.
+
+A run's recipe (agent, model, learner, approval flags) is stored in the metadata of every
+checkpoint of its thread, so ``noema-graph resume THREAD`` rebuilds the same graph in a new
+process. When the graph pauses for the user, the CLI asks at the prompt; ``--yes`` approves
+every call and leaves questions to the model's best assumption. When stdin has no answer,
+the run stays paused in the checkpoint and :class:`Paused` is raised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict
+from rich.console import Console
+
+from noema_graph.config import AgentConfig, Protocol
+from noema_graph.context import RunContext
+from noema_graph.graphs import build_agent_graph
+from noema_graph.hitl import HumanRequest, check_answer, pending
+from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+from noema_graph.state.human import ClarifyRequest, ConfirmRequest
+
+RECIPE_KEY = "noema_cli_recipe"
+
+
+class Paused(Exception):
+    """The run waits for an answer the CLI could not read (stdin closed)."""
+
+
+class Recipe(BaseModel):
+    """How a CLI run was started; enough to rebuild its graph in another process."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str | None = None
+    model: str | None = None
+    data: str = "noema-learning.sqlite"
+    user: str = "cli"
+    protocol: Protocol = "auto"
+    max_iterations: int | None = None
+    clarify: bool = False
+    confirm: tuple[str, ...] = ()
+    confirm_writes: bool = False
+    cwd: str = "."
+
+    def human_overrides(self) -> dict[str, Any]:
+        """Return the AgentConfig fields the approval flags set (only those given)."""
+        flags: dict[str, Any] = {
+            "clarify": self.clarify or None,
+            "confirm_tools": self.confirm or None,
+            "confirm_non_idempotent": self.confirm_writes or None,
+        }
+        return {k: v for k, v in flags.items() if v is not None}
+
+
+def saved_recipe(db: Path, thread: str) -> Recipe | None:
+    """Return the recipe stored with ``thread``'s latest checkpoint, if it has one."""
+    with sqlite_checkpointer(db) as saver:
+        found = saver.get_tuple({"configurable": {"thread_id": thread}})
+    if found is None or RECIPE_KEY not in (found.metadata or {}):
+        return None
+    return Recipe.model_validate_json(str(found.metadata[RECIPE_KEY]))  # type: ignore[literal-required]
+
+
+@contextmanager
+def open_graph(
+    recipe: Recipe, chat: BaseChatModel, db: Path, console: Console
+) -> Generator[tuple[Any, str, Callable[[str], str]]]:
+    """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``."""
+    with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
+        if recipe.agent is None:
+            config = AgentConfig(
+                model=recipe.model,
+                max_iterations=recipe.max_iterations or 8,
+                protocol=recipe.protocol,
+                enabled_toolkits=(),
+                working_directory=Path(recipe.cwd),
+                **recipe.human_overrides(),
+            )
+            graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
+            yield graph, recipe.user, lambda text: text
+            return
+        from noema_graph.agents import ensure_demo_data, get_graph, resolve_learner
+        from noema_graph.agents.learners import learner_request
+
+        data = Path(recipe.data)
+        written = ensure_demo_data(data)
+        if written is not None:
+            console.print(
+                f"[dim]{data} had no learning data: wrote the sample ({written.cards} cards, "
+                f"{written.reviews} reviews, learners {', '.join(written.users)})[/dim]"
+            )
+        learner = resolve_learner(data, recipe.user)
+        overrides: dict[str, Any] = {"protocol": recipe.protocol, **recipe.human_overrides()}
+        if recipe.max_iterations is not None:
+            overrides["max_iterations"] = recipe.max_iterations
+        graph = get_graph(
+            recipe.agent, model=chat, checkpointer=saver, store=store, db=data, overrides=overrides
+        )
+        yield graph, learner.name, lambda text: learner_request(text, learner)
+
+
+def _read(console: Console, prompt: str) -> str:
+    console.print(prompt, end="")
+    try:
+        return input()
+    except EOFError:
+        raise Paused from None
+
+
+def _confirm_call(console: Console, call: Any) -> dict[str, Any]:
+    console.print(
+        f"[bold yellow]approve?[/bold yellow] {call.name}({json.dumps(call.args)}) "
+        f"[dim]({call.reason})[/dim]"
+    )
+    while True:
+        choice = _read(console, "  [a]pprove, [r]eject or [e]dit: ").strip().lower()[:1]
+        if choice == "a":
+            return {"action": "approve"}
+        if choice == "r":
+            return {"action": "reject", "reason": _read(console, "  reason (optional): ")}
+        if choice == "e":
+            raw = _read(console, "  new arguments as JSON: ")
+            try:
+                args = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                console.print(f"  [red]not JSON: {exc}[/red]")
+                continue
+            if isinstance(args, dict):
+                return {"action": "edit", "args": args}
+            console.print("  [red]the arguments must be a JSON object[/red]")
+
+
+def answer(request: HumanRequest, console: Console, *, yes: bool) -> Any:
+    """Return the user's answer to ``request``, read at the prompt (or automatic with yes)."""
+    if isinstance(request, ClarifyRequest):
+        console.print(f"[bold cyan]question[/bold cyan] {request.question}")
+        return "" if yes else _read(console, "  your answer: ")
+    assert isinstance(request, ConfirmRequest)
+    if request.error:
+        console.print(f"[red]{request.error}[/red]")
+    if yes:
+        for call in request.calls:
+            console.print(f"[dim]approved (--yes): {call.name}({json.dumps(call.args)})[/dim]")
+        return "approve"
+    return {call.id: _confirm_call(console, call) for call in request.calls}
+
+
+def drive(
+    graph: Any,
+    inputs: Any,
+    *,
+    thread: str,
+    user: str,
+    recipe: Recipe,
+    yes: bool,
+    console: Console,
+    render: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
+    """Stream the run, answer every pause at the prompt, and return the output contract."""
+    config: Any = {
+        "configurable": {"thread_id": thread},
+        "metadata": {RECIPE_KEY: recipe.model_dump_json()},
+    }
+    context = RunContext(user_id=user)
+    while True:
+        for event in graph.stream(inputs, config, stream_mode="custom", context=context):
+            render(event)
+        open_requests = pending(graph, config)
+        if not open_requests:
+            return graph.get_state(config).values.get("output", {})
+        inputs = Command(
+            resume={
+                p.interrupt_id: check_answer(p.request, answer(p.request, console, yes=yes))
+                for p in open_requests
+            }
+        )

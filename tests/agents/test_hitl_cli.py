@@ -1,0 +1,173 @@
+"""Clarify and confirm from the CLI (prompt, --yes, resume) and from the facade."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from noema_graph import resume_agent, run_agent
+from noema_graph.errors import HumanInputError
+from noema_graph.noema import DemoSummary
+from tests.scripted import call, plan_reply, structured, text, tools_reply
+
+REPORT = {
+    "flagged": [{"card_id": 1, "issue": "other", "severity": "low"}],
+    "cards_scanned": 2,
+    "summary": "One card flagged.",
+}
+
+
+def _flags(db: Path) -> set[int]:
+    with sqlite3.connect(db) as conn:
+        return {row[0] for row in conn.execute("SELECT card_id FROM card_flags")}
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, demo: DemoSummary) -> Any:
+    from noema_graph import cli as cli_module
+
+    monkeypatch.chdir(tmp_path)
+    models: list[Any] = []
+    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
+    before = _flags(demo.path)
+    assert not before & {1, 2, 3}  # the cards these tests flag start unflagged
+
+    def invoke(*args: str, input: str = "") -> Any:
+        return CliRunner().invoke(
+            cli_module.app,
+            [*args, "--data", str(demo.path)] if args[0] == "run" else [*args],
+            input=input,
+        )
+
+    return invoke, models, before
+
+
+def _two_flags() -> list[Any]:
+    return [
+        plan_reply("Flag two cards"),
+        tools_reply(
+            call("flag_card", {"card_id": 1, "reason": "vague"}, "f1"),
+            call("flag_card", {"card_id": 2, "reason": "vague"}, "f2"),
+        ),
+    ]
+
+
+def _finish() -> list[Any]:
+    return [text("flagged"), structured("GovernanceReport", **REPORT)]
+
+
+def test_cli_asks_for_each_call_and_routes_the_answers(
+    cli: Any, scripted: Any, demo: DemoSummary
+) -> None:
+    invoke, models, before = cli
+    models.append(scripted(*_two_flags(), *_finish()))
+    result = invoke(
+        "run",
+        "governance",
+        "Flag cards 1 and 2",
+        "--confirm",
+        "flag_card",
+        "--json",
+        input="a\nr\nnot this one\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "approve? flag_card" in result.output
+    assert _flags(demo.path) - before == {1}
+    steps = json.loads(result.stdout)["reasoning"]["steps"]
+    decisions = [s["observation"] for s in steps if s["kind"] == "approval"]
+    assert decisions == ["approved by the user", "rejected by the user: not this one"]
+
+
+def test_cli_pauses_without_an_answer_and_resume_asks_again(
+    cli: Any, scripted: Any, demo: DemoSummary, tmp_path: Path
+) -> None:
+    invoke, models, before = cli
+    models.append(scripted(*_two_flags()))
+    paused = invoke("run", "governance", "Flag", "--confirm", "flag_card", "--thread", "t9")
+    assert paused.exit_code == 3 and "noema-graph resume t9" in paused.output
+    assert _flags(demo.path) == before  # nothing ran while waiting
+
+    models.append(scripted(*_finish()))  # a new graph, built from the thread's recipe
+    resumed = invoke("resume", "t9", "--yes", "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert "approved (--yes): flag_card" in resumed.output
+    assert _flags(demo.path) - before == {1, 2}
+    assert json.loads(resumed.stdout)["metadata"]["agent_name"] == "governance"
+
+
+def test_cli_clarify_question_is_asked_at_the_prompt(cli: Any, scripted: Any) -> None:
+    invoke, models, _ = cli
+    model = scripted(
+        plan_reply("Ask"),
+        tools_reply(call("ask_user", {"question": "Which language?"}, "q1")),
+        text("You chose Welsh."),
+    )
+    models.append(model)
+    result = invoke("run", "Teach me words", "--clarify", input="Welsh\n")
+    assert result.exit_code == 0, result.output
+    assert "question Which language?" in result.output and "You chose Welsh." in result.stdout
+    assert "Welsh" in str(model.prompts[-1][-1].content)
+
+
+def test_cli_edit_asks_again_until_the_json_is_valid(
+    cli: Any, scripted: Any, demo: DemoSummary
+) -> None:
+    invoke, models, before = cli
+    models.append(
+        scripted(
+            plan_reply("Flag"),
+            tools_reply(call("flag_card", {"card_id": 1, "reason": "vague"}, "f1")),
+            *_finish(),
+        )
+    )
+    result = invoke(
+        "run",
+        "governance",
+        "Flag",
+        "--confirm",
+        "flag_card",
+        input='e\n{not json\ne\n{"card_id": 3, "reason": "edited"}\n',
+    )
+    assert result.exit_code == 0, result.output
+    assert "not JSON" in result.output
+    assert _flags(demo.path) - before == {3}
+
+
+def test_facade_returns_a_paused_output_and_resume_agent_finishes(
+    scripted: Any, demo: DemoSummary
+) -> None:
+    from noema_graph.agents import default_registry
+
+    registry = default_registry()
+    definition = registry.get("governance")
+    registry.unregister("governance")
+    registry.register(definition.model_copy(update={"confirm_tools": ("flag_card",)}))
+    try:
+        model = scripted(*_two_flags(), *_finish())
+        out = run_agent("governance", "Flag", user_id="ada", model=model, db=demo.path)
+        assert not out.success and out.outcome == "confirm" and out.result is None
+        [request] = out.interrupts
+        assert [c["id"] for c in request["calls"]] == ["f1", "f2"]
+        thread = request["thread_id"]
+        with pytest.raises(HumanInputError, match=r"resume\['f3'\]"):
+            resume_agent(
+                "governance", thread, {"f3": "approve"}, user_id="ada", model=model, db=demo.path
+            )
+        done = resume_agent(
+            "governance",
+            thread,
+            {"f1": "approve", "f2": "reject"},
+            user_id="ada",
+            model=model,
+            db=demo.path,
+        )
+        assert done.success and done.outcome == "success" and done.interrupts == []
+        assert _flags(demo.path) & {1, 2} == {1}
+    finally:
+        registry.unregister("governance")
+        registry.register(definition)
