@@ -171,3 +171,27 @@ def test_facade_returns_a_paused_output_and_resume_agent_finishes(
     finally:
         registry.unregister("governance")
         registry.register(definition)
+
+
+def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSummary) -> None:
+    from noema_graph import HookCall, Hooks
+    from noema_graph.agents import build_agent, default_registry
+
+    def shorten(call: HookCall, update: dict[str, Any]) -> dict[str, Any]:
+        output = update["output"]
+        result = {**output["result"], "summary": "[reviewed]"}
+        return {**update, "output": {**output, "result": result}}
+
+    definition = (
+        default_registry()
+        .get("governance")
+        .model_copy(update={"hooks": Hooks(post_process={"agent": (shorten,)})})
+    )
+    model = scripted(
+        plan_reply("Scan"),
+        text("nothing to flag"),
+        structured("GovernanceReport", flagged=[], cards_scanned=0, summary="All fine."),
+    )
+    graph = build_agent(definition, model=model, db=demo.path)
+    out = graph.invoke({"messages": [("user", "Check.")]})["output"]
+    assert out["success"] and out["result"]["summary"] == "[reviewed]"

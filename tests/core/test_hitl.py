@@ -71,6 +71,15 @@ def test_clarify_pauses_with_the_question_and_the_answer_enters_the_trace(script
     assert "Spanish, please" in _last_prompt_text(model)
 
 
+def test_a_pause_is_announced_on_the_custom_stream(scripted: Any) -> None:
+    model = scripted(plan_reply("Add"), tools_reply(call("add", {"a": 1, "b": 2}, "c1")), text("3"))
+    graph = _graph(model, confirm_tools=("add",))
+    events = list(graph.stream({"messages": [("user", "add")]}, THREAD, stream_mode="custom"))
+    [asked] = [e for e in events if e["type"] == "human_input_requested"]
+    assert asked["kind"] == "confirm" and asked["request"]["calls"][0]["id"] == "c1"
+    graph.invoke(resume_with(graph, THREAD, "approve"), THREAD)
+
+
 def test_clarify_is_not_offered_unless_enabled(scripted: Any) -> None:
     model = scripted(plan_reply("Answer"), text("done"))
     out = _start(_graph(model))["output"]
