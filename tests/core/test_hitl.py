@@ -262,3 +262,11 @@ async def test_async_confirm_and_clarify(scripted: Any) -> None:
     out = (await graph.ainvoke(resume_with(graph, THREAD, "approve"), THREAD))["output"]
     assert out["success"] and CALLS == [("add", {"a": 4, "b": 4})]
     assert [s["kind"] for s in out["reasoning"]["steps"]].count("clarification") == 1
+
+
+def test_ask_user_outside_a_graph_says_it_needs_one() -> None:
+    from noema_graph.errors import ToolError
+    from noema_graph.tools.ask_user import ask_user_tool
+
+    with pytest.raises(ToolError, match="only be answered inside an agent graph run"):
+        ask_user_tool().invoke({"question": "Which deck?"})
