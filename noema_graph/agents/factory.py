@@ -18,6 +18,11 @@ from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
 from noema_graph.persistence import CheckpointerArg
 
+PARENT_ONLY = frozenset(
+    {"clarify", "confirm_tools", "confirm_permissions", "confirm_non_idempotent", "hooks"}
+)
+"""Overrides that stay with the agent the caller runs, never passed to its subagents."""
+
 DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
 """Where the learning store lives when no ``db`` is given (relative to the working dir)."""
 
@@ -31,7 +36,12 @@ def _subagent_tools(
     overrides: Mapping[str, Any],
 ) -> list[BaseTool]:
     # A child keeps its own limits: only non-limit overrides (prices, protocol) pass down.
-    inherited = {k: v for k, v in overrides.items() if k not in AgentLimits.model_fields}
+    # It never pauses for the user either: it runs inside a tool call, without a checkpointer.
+    inherited = {
+        k: v
+        for k, v in overrides.items()
+        if k not in AgentLimits.model_fields and k not in PARENT_ONLY
+    }
     tools: list[BaseTool] = []
     for child_name in definition.subagents:
         child = registry.get(child_name)

@@ -195,3 +195,32 @@ def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSumm
     graph = build_agent(definition, model=model, db=demo.path)
     out = graph.invoke({"messages": [("user", "Check.")]})["output"]
     assert out["success"] and out["result"]["summary"] == "[reviewed]"
+
+
+def test_a_subagent_never_pauses_for_the_user(scripted: Any, demo: DemoSummary) -> None:
+    from noema_graph.agents import build_agent
+    from tests.agents.conftest import PRICES
+
+    model = scripted(
+        plan_reply("Check confidence"),
+        tools_reply(call("consult_calibration", {"question": "Calibrate user_id 1."})),
+        plan_reply("Measure"),
+        tools_reply(call("compute_calibration", {"user_id": 1})),
+        text("measured"),
+        structured("CalibrationAdvice", brier=0.2, ece=0.1, bias=0.02, advice="Fine."),
+        text("well calibrated"),
+        structured(
+            "SocraticTurn",
+            question="What do you expect?",
+            concept="Noble gases",
+            hint="Think of shells.",
+            understanding="partial",
+        ),
+    )
+    overrides = {**PRICES, "clarify": True, "confirm_non_idempotent": True}
+    graph = build_agent("socratic_tutor", model=model, db=demo.path, overrides=overrides)
+    out = graph.invoke({"messages": [("user", "Quiz me. [learner: ada, user_id 1]")]})["output"]
+    assert out["success"]
+    parent = next(n for n in model.bound_tool_names if "consult_calibration" in n)
+    child = next(n for n in model.bound_tool_names if "compute_calibration" in n)
+    assert "ask_user" in parent and "ask_user" not in child
