@@ -26,9 +26,10 @@ from noema_graph.agents.learners import Learner, aresolve_learner, learner_reque
 from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
 from noema_graph.hitl import paused_output, pending_of, resume_with
+from noema_graph.persistence import serializer
 from noema_graph.state.output import AgentOutput
 
-_SAVER = InMemorySaver()
+_SAVER = InMemorySaver(serde=serializer())  # the same allow-list as the SQLite checkpointer
 _LOCK = threading.Lock()
 _GRAPHS: dict[tuple[str, str], tuple[BaseChatModel, Any]] = {}
 

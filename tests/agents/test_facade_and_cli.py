@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +35,21 @@ def test_run_agent_returns_the_typed_output(scripted: Any, demo: DemoSummary) ->
 
 
 def test_run_agent_continues_a_thread(scripted: Any, demo: DemoSummary) -> None:
-    model = scripted(
-        *_calibration_script(),
-        plan_reply("Again"),
-        text("same"),
-        structured("CalibrationAdvice", **CALIBRATION),
-    )
+    model = scripted(*_calibration_script(), *_calibration_script())
     run_agent("calibration", "one", user_id="3", model=model, db=demo.path, thread_id="th")
     run_agent("calibration", "two", user_id="3", model=model, db=demo.path, thread_id="th")
     assert any("one" in str(m.content) for m in model.prompts[4])
+
+
+def test_facade_threads_revive_only_allow_listed_classes(
+    scripted: Any, demo: DemoSummary, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = scripted(*_calibration_script(), *_calibration_script())
+    with caplog.at_level(logging.WARNING):
+        run_agent("calibration", "one", user_id="3", model=model, db=demo.path, thread_id="a")
+        out = run_agent("calibration", "two", user_id="3", model=model, db=demo.path, thread_id="a")
+    assert out.validated
+    assert not [r for r in caplog.records if "unregistered type" in r.getMessage()]
 
 
 def test_unknown_learner_or_agent_is_a_configuration_error(
