@@ -107,6 +107,12 @@ class AgentConfig(BaseModel):
         default_factory=dict,
         description="USD per million (input, output) tokens by model name; wins over genai-prices.",
     )
+    answer_after_tool_results: int | None = Field(
+        default=None,
+        ge=1,
+        description="After this many successful tool results in a run, execute_step offers "
+        "no tools, so the next turn answers from them; None: never.",
+    )
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; any invalid field raises :class:`ConfigurationError` naming it."""

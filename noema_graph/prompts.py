@@ -37,6 +37,21 @@ class PromptTemplate:
         return Template(self.text).substitute({k: str(v) for k, v in values.items()})
 
 
+EXAMPLES_HEADING = "Worked examples (their ids and figures are made up):"
+"""Heads the few-shot examples in an agent's instructions.
+
+The examples teach the tool-use turns. The final answer is written from the run's own
+observations, so ``finalize`` leaves everything from this heading on out: measured on the
+embedded 135M model, it copies an example answer's figures otherwise.
+"""
+
+
+def without_examples(instructions: str) -> str:
+    """Return ``instructions`` cut before :data:`EXAMPLES_HEADING`, if it has one."""
+    head, found, _ = instructions.partition(EXAMPLES_HEADING)
+    return head.rstrip() if found else instructions
+
+
 PLAN = PromptTemplate(
     "plan",
     "1.0.0",
@@ -117,12 +132,21 @@ Write only the steps still to do (1 to ${max_steps}).""",
 
 FINALIZE = PromptTemplate(
     "finalize",
-    "1.0.0",
+    "1.1.0",
     """You are ${agent_name}. Write the final answer to the user's request from the results \
 below. Be direct and complete; do not mention the plan.
 Request: ${request}
 Results:
-${results}${schema_note}""",
+${results}""",
+)
+
+FINAL_ANSWER = PromptTemplate(
+    "final_answer",
+    "1.0.0",
+    """Write the final answer from the observations below, never from an example.${schema_note}
+Request: ${request}
+${observations}
+Final answer:""",
 )
 
 ANSWER = PromptTemplate(
@@ -136,5 +160,5 @@ ${memory}""",
 )
 
 PROMPTS: dict[str, PromptTemplate] = {
-    p.name: p for p in (PLAN, EXECUTE, REACT, REFLECT, REVISE, FINALIZE, ANSWER)
+    p.name: p for p in (PLAN, EXECUTE, REACT, REFLECT, REVISE, FINALIZE, FINAL_ANSWER, ANSWER)
 }

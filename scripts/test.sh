@@ -8,6 +8,6 @@ echo "== ruff"; .venv/bin/ruff check noema_graph tests bench
 echo "== pyright (strict)"; .venv/bin/pyright
 echo "== pytest"
 export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skipping
-# -m "not slow": the multi-minute embedded-model agent runs (see tests/agents) stay out of CI
+# -m "not slow": tests marked slow (none today; for multi-minute runs) stay out of CI
 .venv/bin/python -m pytest -p no:cacheprovider -m "not slow" --cov=noema_graph \
   --cov-report=term --cov-fail-under=85 "$@"

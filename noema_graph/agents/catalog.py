@@ -9,15 +9,26 @@ from noema_graph.agents.definition import AgentDefinition, AgentLimits
 # the limits leave headroom over the few iterations each agent needs.
 _QUICK = AgentLimits(max_iterations=5, reflection_interval=4, max_replans=1, timeout_s=180)
 _WORK = AgentLimits(max_iterations=6, reflection_interval=3, max_replans=2, timeout_s=300)
+# One tool call answers the request: after its result the agent answers (no second call, no
+# periodic reflection); a failed call may be retried.
+_ONE_CALL = AgentLimits(
+    max_iterations=5,
+    reflection_interval=5,
+    max_replans=1,
+    timeout_s=120,
+    answer_after_tool_results=1,
+)
 
 LEARNING = AgentDefinition(
     name="learning",
     description="Pick the next card a learner should study.",
     prompt="learning",
-    prompt_variables={"due_limit": "10"},
+    prompt_version="1.1.0",
+    prompt_variables={"due_limit": "5"},
     tools=("list_due_cards",),
+    tool_arguments={"list_due_cards": ("user_id", "limit")},
     output_schema=schemas.NextCard,
-    limits=_QUICK,
+    limits=_ONE_CALL,
 )
 DIAGNOSTIC = AgentDefinition(
     name="diagnostic",
@@ -61,10 +72,12 @@ CALIBRATION = AgentDefinition(
     name="calibration",
     description="Compare a learner's self-reported confidence with their recall.",
     prompt="calibration",
+    prompt_version="1.1.0",
     prompt_variables={"bias_margin": "0.05"},
     tools=("compute_calibration",),
+    tool_arguments={"compute_calibration": ("user_id",)},
     output_schema=schemas.CalibrationAdvice,
-    limits=_QUICK,
+    limits=_ONE_CALL,
 )
 INGESTION = AgentDefinition(
     name="ingestion",
@@ -97,11 +110,18 @@ GOVERNANCE = AgentDefinition(
     name="governance",
     description="Find low-quality cards (duplicates, empty sides, ambiguous clozes) and flag them.",
     prompt="governance",
+    prompt_version="1.1.0",
     prompt_variables={"max_flags": "20"},
-    tools=("find_quality_issues", "flag_card"),
+    # flag_quality_issues scans the whole collection and flags every problem it finds, in one
+    # call; flag_card serves problems the user names. The deck filter is not offered: the
+    # embedded model filled it with an id copied from the example.
+    tools=("flag_quality_issues", "flag_card"),
+    tool_arguments={
+        "flag_quality_issues": (),
+        "flag_card": ("card_id", "reason", "severity"),
+    },
     output_schema=schemas.GovernanceReport,
-    # one call finds the issues, then flag rounds of five calls each
-    limits=AgentLimits(max_iterations=6, reflection_interval=5, max_replans=1, timeout_s=240),
+    limits=_ONE_CALL,
 )
 
 DEFINITIONS: tuple[AgentDefinition, ...] = (

@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from noema_graph.config import AgentConfig, Permission
 from noema_graph.errors import ConfigurationError
@@ -26,6 +33,9 @@ class AgentLimits(BaseModel):
     timeout_s: float = Field(default=180.0, gt=0, description="Wall-clock budget in seconds.")
     max_total_tokens: int | None = Field(default=60_000, ge=1, description="Token budget.")
     max_cost_usd: float | None = Field(default=None, ge=0, description="USD budget.")
+    answer_after_tool_results: int | None = Field(
+        default=None, ge=1, description="Successful tool results after which the agent answers."
+    )
 
 
 class AgentDefinition(BaseModel):
@@ -39,6 +49,8 @@ class AgentDefinition(BaseModel):
         prompt_version: Version of that prompt.
         prompt_variables: Values for the prompt's ``${variables}`` (besides ``examples``).
         tools: Domain operations the agent may call (keys of ``DOMAIN_OPERATIONS``).
+        tool_arguments: Per tool, the only arguments offered to the model (the others keep
+            their defaults); tools not named offer all their arguments.
         subagents: Registered agents this one may consult as tools (``consult_<name>``).
         output_schema: The pydantic model the final result must match.
         limits: Default limits; callers may override them per graph.
@@ -57,6 +69,7 @@ class AgentDefinition(BaseModel):
     prompt_version: str = "1.0.0"
     prompt_variables: dict[str, str] = Field(default_factory=dict[str, str])
     tools: tuple[str, ...] = ()
+    tool_arguments: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
     subagents: tuple[str, ...] = ()
     output_schema: type[BaseModel]
     limits: AgentLimits = Field(default_factory=AgentLimits)
@@ -103,6 +116,14 @@ class AgentDefinition(BaseModel):
             msg = f"tools {list(value)} name a tool twice"
             raise ValueError(msg)
         return value
+
+    @model_validator(mode="after")
+    def _arguments_of_own_tools(self) -> AgentDefinition:
+        stray = sorted(self.tool_arguments.keys() - set(self.tools))
+        if stray:
+            msg = f"tool_arguments names tools {stray} that are not in tools"
+            raise ValueError(msg)
+        return self
 
     @property
     def permissions(self) -> tuple[Permission, ...]:

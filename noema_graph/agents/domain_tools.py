@@ -4,28 +4,35 @@ Each call opens the learning store, runs the operation in one transaction and cl
 a tool works from any thread and any event loop (the runner may run it in a worker thread)
 and SQLite's WAL mode arbitrates between concurrent agents. Domain input errors become
 error observations the model can read; a locked database is a transient failure, retried
-for safe and idempotent operations.
+for safe and idempotent operations. Results with a compact view in
+:data:`~noema_graph.agents.views.AGENT_VIEWS` are returned as that view.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import create_model
+
+from noema_graph.agents.views import AGENT_VIEWS
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
+from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
 
 
 def _handler(name: str, db: Path) -> Callable[..., Any]:
+    view = AGENT_VIEWS.get(name)
+
     def handle(**arguments: Any) -> Any:
         try:
             with LearningStore.open(db) as store:
-                return store.call(name, **arguments)
+                result = store.call(name, **arguments)
         except ToolInputError as exc:
             raise ToolFailure(
                 str(exc), type_="invalid_input", details={"field": exc.field}
@@ -34,17 +41,47 @@ def _handler(name: str, db: Path) -> Callable[..., Any]:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise TransientToolFailure(f"{name}: database busy: {exc}") from None
             raise
+        return result if view is None else view(result)
 
     handle.__name__ = name
     handle.__doc__ = DOMAIN_OPERATIONS[name].description
     return handle
 
 
-def domain_spec(name: str, db: str | Path) -> ToolSpec:
-    """Return the tool spec of domain operation ``name`` over the store at ``db``.
+def offered_input(name: str, arguments: Iterable[str]) -> type[OpInput]:
+    """Return the input model of operation ``name`` cut down to ``arguments``.
+
+    The arguments left out keep their defaults. Offering a small model only the arguments
+    its task needs stops it from filling optional ones it has no value for.
 
     Raises:
-        ConfigurationError: ``name`` is not a domain operation.
+        ConfigurationError: An argument is unknown, or a required one is left out.
+    """
+    model = DOMAIN_OPERATIONS[name].input_model
+    keep = set(arguments)
+    fields = model.model_fields
+    unknown = sorted(keep - fields.keys())
+    missing = sorted(n for n, f in fields.items() if f.is_required() and n not in keep)
+    if unknown or missing:
+        raise ConfigurationError(
+            f"tool_arguments[{name!r}]",
+            f"unknown arguments {unknown}" if unknown else f"required arguments {missing} left out",
+            fix=f"choose among {sorted(fields)}, keeping every required one",
+        )
+    kept: dict[str, Any] = {n: (f.annotation, f) for n, f in fields.items() if n in keep}
+    return create_model(model.__name__, __base__=OpInput, __doc__=model.__doc__, **kept)
+
+
+def domain_spec(name: str, db: str | Path, arguments: Iterable[str] | None = None) -> ToolSpec:
+    """Return the tool spec of domain operation ``name`` over the store at ``db``.
+
+    Args:
+        name: A key of ``DOMAIN_OPERATIONS``.
+        db: The learning store.
+        arguments: Offer only these arguments (see :func:`offered_input`); None: all.
+
+    Raises:
+        ConfigurationError: ``name`` is not a domain operation, or ``arguments`` is invalid.
     """
     if name not in DOMAIN_OPERATIONS:
         raise ConfigurationError(
@@ -54,15 +91,24 @@ def domain_spec(name: str, db: str | Path) -> ToolSpec:
     return ToolSpec(
         name=name,
         description=operation.description,
-        input_schema=operation.input_model,
+        input_schema=operation.input_model if arguments is None else offered_input(name, arguments),
         handler=_handler(name, Path(db)),
         permission=operation.permission,
         idempotency=operation.idempotency,
     )
 
 
-def domain_registry(db: str | Path, names: Iterable[str] | None = None) -> ToolRegistry:
-    """Return a registry of the domain tools ``names`` (None: all) over the store at ``db``."""
+def domain_registry(
+    db: str | Path,
+    names: Iterable[str] | None = None,
+    arguments: Mapping[str, Iterable[str]] | None = None,
+) -> ToolRegistry:
+    """Return a registry of the domain tools ``names`` (None: all) over the store at ``db``.
+
+    ``arguments`` maps a tool name to the only arguments it offers (see :func:`offered_input`).
+    """
+    offered = arguments or {}
     return ToolRegistry(
-        domain_spec(name, db) for name in (DOMAIN_OPERATIONS if names is None else names)
+        domain_spec(name, db, offered.get(name))
+        for name in (DOMAIN_OPERATIONS if names is None else names)
     )

@@ -91,7 +91,8 @@ def build_agent(
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
     path = Path(db)
-    tools = domain_registry(path, definition.tools).as_langchain_tools(
+    domain = domain_registry(path, definition.tools, definition.tool_arguments)
+    tools = domain.as_langchain_tools(
         permissions=config.permissions, timeout_s=config.tool_timeout_s
     )
     tools += _subagent_tools(

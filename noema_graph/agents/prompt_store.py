@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from noema_graph.agents.definition import AgentDefinition
 from noema_graph.errors import ConfigurationError
-from noema_graph.prompts import PromptTemplate
+from noema_graph.prompts import EXAMPLES_HEADING, PromptTemplate
 
 EXAMPLES = "examples"
 """The variable every prompt with examples uses to place them."""
@@ -26,16 +26,24 @@ EXAMPLES = "examples"
 
 @dataclass(frozen=True)
 class FewShotExample:
-    """One worked example: a request, the tool calls made, and the final answer (JSON)."""
+    """One worked example: a request, the tool calls made, and the final answer (JSON).
+
+    ``observations``, when given, holds one tool result per action; showing them teaches a
+    small model to copy the answer's figures from the observation, not from the example.
+    """
 
     request: str
     actions: tuple[str, ...]
     answer: str
+    observations: tuple[str, ...] = ()
 
     def render(self, index: int) -> str:
         """Return the example as prompt text."""
         lines = [f"Example {index}:", f"Request: {self.request}"]
-        lines += [f"Action: {action}" for action in self.actions]
+        for i, action in enumerate(self.actions):
+            lines.append(f"Action: {action}")
+            if i < len(self.observations):
+                lines.append(f"Observation: {self.observations[i]}")
         lines.append(f"Final answer: {self.answer}")
         return "\n".join(lines)
 
@@ -60,6 +68,7 @@ class AgentPrompt:
     def render(self, **values: object) -> str:
         """Render the prompt with ``values`` and the examples."""
         shots = "\n\n".join(e.render(i) for i, e in enumerate(self.examples, 1))
+        shots = f"{EXAMPLES_HEADING}\n{shots}" if shots else ""
         extra = {EXAMPLES: shots} if EXAMPLES in self.template.variables else {}
         return self.template.render(**values, **extra)
 
@@ -136,6 +145,13 @@ class PromptStore:
 def _check_example(
     where: str, index: int, example: FewShotExample, schema: type[BaseModel]
 ) -> None:
+    if example.observations and len(example.observations) != len(example.actions):
+        raise ConfigurationError(
+            where,
+            f"example {index} has {len(example.observations)} observations for "
+            f"{len(example.actions)} actions",
+            fix="give one observation per action, or none",
+        )
     try:
         schema.model_validate(json.loads(example.answer))
     except (ValidationError, json.JSONDecodeError) as exc:

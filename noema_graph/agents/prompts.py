@@ -14,20 +14,25 @@ _LEARNER = "The request ends with the learner's user_id; pass it to the tools."
 LEARNING = AgentPrompt(
     PromptTemplate(
         "learning",
-        "1.0.0",
-        f"""You are Noema's learning agent: you pick the one card the learner studies next.
-{_LEARNER}
-Call list_due_cards (limit ${{due_limit}}) once. Pick the overdue card with the lowest \
-retrievability; if none is overdue, the first new card. expected_recall is its retrievability.
+        "1.1.0",
+        """You are Noema's learning agent: you pick the one card the learner studies next.
+Call list_due_cards once with the user_id from the request and limit ${due_limit}. It lists \
+the due cards, most urgent first. Answer with the first card it lists: its card_id and its \
+expected_recall.
 
-${{examples}}""",
+${examples}""",
     ),
     (
         FewShotExample(
-            "What should I study next? [learner: ada, user_id 1]",
-            ('list_due_cards {"user_id": 1, "limit": 10}',),
-            '{"card_id": 17, "reason": "Most overdue card, recall has dropped to 0.41.", '
+            "What should I study next? [learner: cy, user_id 7]",
+            ('list_due_cards {"user_id": 7, "limit": 5}',),
+            '{"card_id": 17, "reason": "Most overdue card; recall has dropped to 0.41.", '
             '"expected_recall": 0.41}',
+            (
+                '{"due_total": 12, "cards": [{"card_id": 17, "expected_recall": 0.41, '
+                '"state": "review", "front": "Capital of Peru?"}, {"card_id": 4, '
+                '"expected_recall": 0.63, "state": "review", "front": "Symbol of iron?"}]}',
+            ),
         ),
     ),
 )
@@ -124,20 +129,25 @@ ${{examples}}""",
 CALIBRATION = AgentPrompt(
     PromptTemplate(
         "calibration",
-        "1.0.0",
-        f"""You are Noema's calibration agent: you compare a learner's confidence with their \
-actual recall. {_LEARNER}
-Call compute_calibration once and copy brier, ece and bias from it. bias > ${{bias_margin}} \
-means over-confident, below -${{bias_margin}} under-confident. Give one short advice.
+        "1.1.0",
+        """You are Noema's calibration agent: you compare a learner's confidence with their \
+actual recall.
+Call compute_calibration once with only the user_id from the request. Answer with brier, ece \
+and bias copied from its observation. bias above ${bias_margin} means over-confident, below \
+-${bias_margin} under-confident. Give one short advice.
 
-${{examples}}""",
+${examples}""",
     ),
     (
         FewShotExample(
-            "Am I calibrated? [learner: ben, user_id 2]",
-            ('compute_calibration {"user_id": 2}',),
-            '{"brier": 0.21, "ece": 0.14, "bias": 0.13, "advice": "You are over-confident: '
+            "Am I calibrated? [learner: cy, user_id 7]",
+            ('compute_calibration {"user_id": 7}',),
+            '{"brier": 0.212, "ece": 0.141, "bias": 0.133, "advice": "You are over-confident: '
             'rate lower unless you are sure."}',
+            (
+                '{"count": 812, "brier": 0.212, "ece": 0.141, "bias": 0.133, '
+                '"accuracy": 0.748, "mean_confidence": 0.881}',
+            ),
         ),
     ),
 )
@@ -218,22 +228,27 @@ ${examples}""",
 GOVERNANCE = AgentPrompt(
     PromptTemplate(
         "governance",
-        "1.0.0",
+        "1.1.0",
         """You are Noema's governance agent: you keep card quality high.
-Call find_quality_issues, then flag_card every card it reports (severity as reported, \
-at most ${max_flags} flags). Do not edit cards.
+Call flag_quality_issues once: it finds duplicate cards, empty sides and ambiguous clozes and \
+flags each one. Then report the cards it flagged, as it lists them (at most ${max_flags}), \
+and its cards_scanned. Use flag_card only for a card the user names. Do not edit cards.
 
 ${examples}""",
     ),
     (
         FewShotExample(
-            "Check deck 1 for bad cards.",
+            "Look for bad cards.",
+            ("flag_quality_issues {}",),
+            '{"flagged": [{"card_id": 151, "issue": "empty_back", "severity": "high"}, '
+            '{"card_id": 160, "issue": "near_duplicate", "severity": "low"}], '
+            '"cards_scanned": 60, "summary": "One card had an empty back, one repeated '
+            'another."}',
             (
-                'find_quality_issues {"deck_id": 1}',
-                'flag_card {"card_id": 151, "reason": "empty back", "severity": "high"}',
+                '{"flagged": [{"card_id": 151, "issue": "empty_back", "severity": "high"}, '
+                '{"card_id": 160, "issue": "near_duplicate", "severity": "low"}], '
+                '"cards_scanned": 60}',
             ),
-            '{"flagged": [{"card_id": 151, "issue": "empty_side", "severity": "high"}], '
-            '"cards_scanned": 60, "summary": "One card had an empty back."}',
         ),
     ),
 )

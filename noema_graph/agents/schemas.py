@@ -134,13 +134,17 @@ class FlaggedCard(_Result):
     """One card flagged for a quality problem."""
 
     card_id: int
-    issue: Text = Field(description="duplicate, empty_side, ambiguous_cloze or other.")
+    issue: Annotated[str, Field(max_length=40)] = Field(
+        description="The problem, e.g. exact_duplicate, empty_back, cloze_without_deletion."
+    )
     severity: Literal["low", "medium", "high"]
 
 
 class GovernanceReport(_Result):
     """governance: the quality problems found and flagged."""
 
-    flagged: list[FlaggedCard] = Field(description="Cards flagged with flag_card.")
+    flagged: list[FlaggedCard] = Field(
+        max_length=20, description="Cards flagged, as the flagging tool reported them."
+    )
     cards_scanned: int = Field(ge=0, description="Cards checked by find_quality_issues.")
     summary: Text = Field(description="Quality of the collection in one sentence.")

@@ -7,7 +7,7 @@ The grammar admits exactly two answer shapes::
     Action Input: <one-line JSON object matching that tool's args schema>
 
     Thought: <one line>
-    Final Answer: <free text>
+    Final Answer: <free text, at most MAX_ANSWER_CHARS characters>
 
 Parsing the answer is the ReAct parser's job; this module only constrains decoding.
 """
@@ -28,10 +28,15 @@ from noema_graph.models.profile import model_profile
 
 MAX_THOUGHT_CHARS = 240
 """A thought is one line of at most this many characters, so a looping model still stops."""
+MAX_ANSWER_CHARS = 1000
+"""A step's Final Answer is at most this many characters, for the same reason."""
+MAX_TIME_CHARS = 32
+"""A ``date-time`` or ``date`` string argument is at most this many date characters."""
 
 _JSON_PRIMITIVES = r"""
 ws ::= [ ]?
-string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
+char ::= [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
+string ::= "\"" char* "\""
 integer ::= "-"? ( [0] | [1-9] [0-9]{0,15} )
 number ::= integer ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,4} )?
 boolean ::= "true" | "false"
@@ -78,7 +83,26 @@ class _SchemaGrammar:
         if kind == "array" and isinstance(schema.get("items"), Mapping):
             item = self.rule_for(schema["items"], f"{name}-item", defs)
             return self._add(name, f'"[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
+        if kind == "string":
+            return self._string(schema, name)
         return self._type_rule(kind) if isinstance(kind, str) else "value"
+
+    def _string(self, schema: Mapping[str, Any], name: str) -> str:
+        """Return a string rule honouring ``format`` (date, date-time) and ``maxLength``.
+
+        A bounded string stops a model that would otherwise ramble inside the quotes until
+        its token limit, leaving JSON that does not parse.
+        """
+        if schema.get("format") in ("date-time", "date"):
+            # date characters only; the empty string stays admitted (the domain tools read it
+            # as "not given"), so the model is never forced to invent a date
+            return self._add(name, f'"\\"" [0-9:.TZ+-]{{0,{MAX_TIME_CHARS}}} "\\""')
+        limit = schema.get("maxLength")
+        if isinstance(limit, int) and limit >= 0:
+            low = schema.get("minLength")
+            low = low if isinstance(low, int) and 0 <= low <= limit else 0
+            return self._add(name, f'"\\"" char{{{low},{limit}}} "\\""')
+        return "string"
 
     def _alternatives(
         self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any]
@@ -110,13 +134,20 @@ class _SchemaGrammar:
             for i, (key, sub) in enumerate(properties.items())
         }
         if not properties:
-            return "object"
+            # no arguments at all, or arguments this translator cannot see
+            closed = schema.get("additionalProperties") is False
+            return self._add(name, '"{" ws "}"') if closed else "object"
         if required:
             body = ' ws "," ws '.join(pairs[k] for k in required)
             body += "".join(f' ( ws "," ws {pairs[k]} )?' for k in optional)
             return self._add(name, f'"{{" ws {body} ws "}}"')
-        anykv = self._add(f"{name}-kv", " | ".join(f"( {pairs[k]} )" for k in optional))
-        return self._add(name, f'"{{" ws ( {anykv} ( ws "," ws {anykv} )* )? ws "}}"')
+        # Only optional keys: any subset, each key at most once and in schema order, so a
+        # model cannot repeat one key until its token limit.
+        tail = self._add(f"{name}-seq{len(optional) - 1}", pairs[optional[-1]])
+        for index in range(len(optional) - 2, -1, -1):
+            pair = pairs[optional[index]]
+            tail = self._add(f"{name}-seq{index}", f'{pair} ( ws "," ws {tail} )? | {tail}')
+        return self._add(name, f'"{{" ws ( {tail} )? ws "}}"')
 
     def _add(self, name: str, body: str) -> str:
         self.rules[name] = body
@@ -132,7 +163,7 @@ def tool_args_schema(tool: BaseTool) -> dict[str, Any]:
     return dict(convert_to_openai_tool(tool)["function"]["parameters"])
 
 
-def react_grammar(tools: Sequence[BaseTool]) -> str:
+def react_grammar(tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSWER_CHARS) -> str:
     """Return a GBNF grammar admitting only ReAct answers that use ``tools``.
 
     Each ``Action`` names one of ``tools`` and its ``Action Input`` is a one-line JSON object
@@ -141,6 +172,7 @@ def react_grammar(tools: Sequence[BaseTool]) -> str:
 
     Args:
         tools: The tools the model may call; their names must be unique.
+        max_answer_chars: Most characters of a ``Final Answer``.
     """
     grammar = _SchemaGrammar()
     actions: list[str] = []
@@ -154,7 +186,7 @@ def react_grammar(tools: Sequence[BaseTool]) -> str:
     lines = [
         "root ::= thought ( action | final )" if actions else "root ::= thought final",
         f"thought ::= {thought}",
-        'final ::= "Final Answer: " [^\\x00]+',
+        f'final ::= "Final Answer: " [^\\x00]{{1,{max_answer_chars}}}',
     ]
     if actions:
         lines.append('action ::= "Action: " ( ' + " | ".join(f"( {a} )" for a in actions) + " )")
@@ -178,11 +210,14 @@ def grammar_rule_names(grammar: str) -> tuple[set[str], set[str]]:
     return defined, referenced
 
 
-def bind_react_grammar(model: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+def bind_react_grammar(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSWER_CHARS
+) -> Runnable[Any, Any]:
     """Return ``model`` constrained by :func:`react_grammar` if it is local, else unchanged.
 
     The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``).
     """
     if not model_profile(model).is_local:
         return model
-    return model.bind(extra_body={"grammar": react_grammar(tools)})
+    grammar = react_grammar(tools, max_answer_chars=max_answer_chars)
+    return model.bind(extra_body={"grammar": grammar})

@@ -14,17 +14,21 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
+from noema_graph.config import AgentConfig
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
+from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.nodes.abort import race_abort
 from noema_graph.nodes.common import ctx, emit, plan_text, results_text, stopwatch, tools_text
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import ainvoke_with_retries, as_ai_message, invoke_with_retries, usage_of
+from noema_graph.nodes.output import grounded
 from noema_graph.nodes.routing import pending_tool_calls, route_before_model
 from noema_graph.prompts import EXECUTE, REACT
 from noema_graph.protocols.react import parse_response
@@ -35,6 +39,13 @@ ANSWER_ONLY_NOTE = (
     "\nTools are not available for this turn: you repeated the same call without progress. "
     "Answer the current step now from the observations you already have."
 )
+ANSWER_NOW_NOTE = (
+    "\nTools are not available for this turn: the observations above hold what you need. "
+    "Answer the current step now from them."
+)
+ANSWER_NOW_CHARS = 300
+"""Most characters of the step result an answer-only turn of ``answer_after_tool_results``
+writes on a grammar-bound model: the final answer is written from the observations."""
 INTERRUPTED = (
     "No result was recorded for this call: the run was interrupted before it finished. "
     "Call the tool again if you still need it."
@@ -47,6 +58,26 @@ def dangling_answers(state: AgentState) -> list[ToolMessage]:
         ToolMessage(INTERRUPTED, tool_call_id=str(c["id"]), name=str(c["name"]), status="error")
         for c in pending_tool_calls(state)
     ]
+
+
+def answer_only_note(state: AgentState, config: AgentConfig) -> str | None:
+    """Return why this turn offers no tools, or None when it offers them.
+
+    A loop (the ``answer_only`` flag) or, with ``answer_after_tool_results``, enough
+    successful tool results in this run make the turn answer-only.
+    """
+    if state.get("answer_only"):
+        return ANSWER_ONLY_NOTE
+    if config.answer_after_tool_results is not None and grounded(state.get("trace") or [], config):
+        return ANSWER_NOW_NOTE
+    return None
+
+
+def _step_model(state: AgentState, deps: AgentDeps, tools: list[BaseTool]) -> Runnable[Any, Any]:
+    """Return the model for this turn; an answer-after-tools turn gets a short answer."""
+    if deps.protocol == "react" and answer_only_note(state, deps.config) is ANSWER_NOW_NOTE:
+        return bind_react_grammar(deps.model, [], max_answer_chars=ANSWER_NOW_CHARS)
+    return deps.step_model(tools)
 
 
 def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
@@ -90,18 +121,21 @@ def build_prompt(
         system = REACT.render(
             agent_name=deps.config.name,
             tools=tools_text(tools),
-            extra=ANSWER_ONLY_NOTE if state.get("answer_only") else "",
+            extra=answer_only_note(state, deps.config) or "",
             **{k: v for k, v in fields.items() if k != "plan"},
         )
         return [system_message(deps.config.instructions, system), *_react_history(messages)]
-    note = ANSWER_ONLY_NOTE if state.get("answer_only") else ""
+    note = answer_only_note(state, deps.config) or ""
     system = EXECUTE.render(agent_name=deps.config.name, extra=note, **fields)
     return [system_message(deps.config.instructions, system), *messages]
 
 
-def _react_message(message: AIMessage) -> tuple[AIMessage, str]:
-    """Turn a ReAct text answer into an AIMessage with tool calls; return it and its thought."""
-    parsed = parse_response(message.text)
+def _react_message(message: AIMessage, *, actions: bool) -> tuple[AIMessage, str]:
+    """Turn a ReAct text answer into an AIMessage with tool calls; return it and its thought.
+
+    ``actions`` False (an answer-only turn) reads the answer only, never a call.
+    """
+    parsed = parse_response(message.text, actions=actions)
     if parsed.tool is not None:
         call = {
             "name": parsed.tool,
@@ -132,7 +166,9 @@ def _apply(
     message = as_ai_message(response)
     thought = message.text
     if deps.protocol == "react":
-        message, thought = _react_message(message)
+        message, thought = _react_message(
+            message, actions=answer_only_note(state, deps.config) is None
+        )
     iteration = int(state.get("iteration") or 0) + 1
     update: dict[str, Any] = {
         "messages": [*extra, message],
@@ -210,11 +246,11 @@ def execute_step(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -
     if (skip := _guard(state, runtime, deps)) is not None:
         return skip
     with stopwatch() as took:
-        tools = [] if state.get("answer_only") else deps.tool_list()
+        tools = [] if answer_only_note(state, deps.config) else deps.tool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
             response = invoke_with_retries(
-                deps.step_model(tools), prompt, attempts=deps.config.model_retries
+                _step_model(state, deps, tools), prompt, attempts=deps.config.model_retries
             )
         except LLMError as exc:
             response = exc
@@ -230,12 +266,12 @@ async def aexecute_step(
     if (skip := _guard(state, runtime, deps)) is not None:
         return skip
     with stopwatch() as took:
-        tools = [] if state.get("answer_only") else await deps.atool_list()
+        tools = [] if answer_only_note(state, deps.config) else await deps.atool_list()
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
             response = await race_abort(
                 ainvoke_with_retries(
-                    deps.step_model(tools), prompt, attempts=deps.config.model_retries
+                    _step_model(state, deps, tools), prompt, attempts=deps.config.model_retries
                 ),
                 ctx(runtime),
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -15,6 +16,7 @@ from noema_graph.memory import apersist_run, persist_run
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.grounding import grounded_schema, observed
 from noema_graph.nodes.llm import (
     aask_structured,
     ainvoke_with_retries,
@@ -22,9 +24,9 @@ from noema_graph.nodes.llm import (
     invoke_with_retries,
     usage_of,
 )
-from noema_graph.nodes.output import STOP_MESSAGES, build_output, partial_result
+from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
-from noema_graph.prompts import FINALIZE
+from noema_graph.prompts import FINAL_ANSWER, FINALIZE, without_examples
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, Usage
 from noema_graph.state.reducers import append_steps
@@ -32,6 +34,10 @@ from noema_graph.state.reducers import append_steps
 # Limits that no longer matter once the work is done. After max_iterations the final answer
 # may still be written by the model (finalize is not an iteration); after a time or money
 # budget ran out it is composed from the step results without another call.
+FINAL_OBSERVATIONS = 6
+"""Most recent successful tool results shown to the final answer."""
+FINAL_OBSERVATION_CHARS = 1_500
+"""Characters of each such result shown."""
 SOFT_LIMITS: frozenset[str] = frozenset({"max_iterations", "timeout", "budget_exceeded"})
 NO_MODEL_AFTER: frozenset[str] = frozenset({"timeout", "budget_exceeded"})
 
@@ -44,23 +50,67 @@ def _decide(
     reflection = state.get("reflection")
     done = plan_complete(state) or (reflection is not None and reflection.decision == "finish")
     if done and reason in SOFT_LIMITS:
-        return None, reason not in NO_MODEL_AFTER
-    return reason, reason is None
+        reason, may_call = None, reason not in NO_MODEL_AFTER
+    else:
+        may_call = reason is None
+    # no answer without the tool results it must come from: the result stays unvalidated
+    return reason, may_call and grounded(state.get("trace") or [], deps.config)
+
+
+def _observation_data(text: str) -> str:
+    """Return a tool observation without its status wrapper (``data`` of a success)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if isinstance(value, dict) and "data" in value:
+        return json.dumps(value["data"], separators=(",", ":"), default=str)
+    return text
+
+
+def observations_text(trace: Sequence[ReasoningStep]) -> str:
+    """Render the run's successful tool calls and results, the latest last.
+
+    Each is an ``Action:`` line and an ``Observation:`` line, the layout of the agents'
+    few-shot examples, so a small model continues the pattern and copies the answer's
+    figures from the real observation; failed calls are left out.
+    """
+    lines: list[str] = []
+    found = [s for s in trace if s.kind == "tool" and s.status == "ok"]
+    for step in found[-FINAL_OBSERVATIONS:]:
+        if step.action is None:
+            continue
+        args = json.dumps(step.action.input, separators=(",", ":"), default=str)
+        data = _observation_data(step.observation or "")[:FINAL_OBSERVATION_CHARS]
+        lines += [f"Action: {step.action.tool} {args}", f"Observation: {data}"]
+    return "\n".join(lines) or "(no tool results)"
+
+
+def _answer_schema(state: AgentState, deps: AgentDeps) -> type[BaseModel]:
+    """Return the output schema, its ids grounded in the tool results when it answers from them."""
+    schema = deps.config.output_schema
+    assert schema is not None  # only called with a schema
+    if deps.config.answer_after_tool_results is None:
+        return schema
+    return grounded_schema(schema, observed(state.get("trace") or []))
 
 
 def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
     schema = deps.config.output_schema
-    note = f"\nAnswer as {schema.__name__} JSON." if schema else ""
+    note = f" Answer as {schema.__name__} JSON." if schema else ""
     system = FINALIZE.render(
         agent_name=deps.config.name,
-        schema_note=note,
         request=latest_request(state.get("messages", [])),
         results=results_text(state.get("plan")),
     )
-    return [
-        system_message(deps.config.instructions, system),
-        HumanMessage("Write the final answer."),
-    ]
+    # the observations come last, nearest the answer: a small model copies what it read last
+    ask = FINAL_ANSWER.render(
+        request=latest_request(state.get("messages", [])),
+        observations=observations_text(state.get("trace") or []),
+        schema_note=note,
+    )
+    instructions = without_examples(deps.config.instructions)
+    return [system_message(instructions, system), HumanMessage(ask)]
 
 
 def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bool | None]:
@@ -83,7 +133,9 @@ def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bo
     return model.model_dump(mode="json"), True
 
 
-def _single_result(state: AgentState) -> str | None:
+def _single_result(state: AgentState, deps: AgentDeps) -> str | None:
+    if not grounded(state.get("trace") or [], deps.config):
+        return None
     plan = state.get("plan")
     done = plan.completed_results() if plan else []
     return done[0][1] if plan is not None and len(plan.steps) == 1 and len(done) == 1 else None
@@ -192,11 +244,11 @@ def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> di
     reason, may_call = _decide(state, runtime, deps)
     answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
     with stopwatch() as took:
-        single = _single_result(state)
+        single = _single_result(state, deps)
         try:
             if may_call and deps.config.output_schema is not None:
                 value, used, _ = ask_structured(
-                    deps.model, deps.config.output_schema, _prompt(state, deps), deps, attempts=2
+                    deps.model, _answer_schema(state, deps), _prompt(state, deps), deps, attempts=2
                 )
                 answer = (value if value is not None else single or answer[0], used, True)
             elif may_call and single is None:
@@ -225,11 +277,11 @@ async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
     reason, may_call = _decide(state, runtime, deps)
     answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
     with stopwatch() as took:
-        single = _single_result(state)
+        single = _single_result(state, deps)
         try:
             if may_call and deps.config.output_schema is not None:
                 value, used, _ = await aask_structured(
-                    deps.model, deps.config.output_schema, _prompt(state, deps), deps, attempts=2
+                    deps.model, _answer_schema(state, deps), _prompt(state, deps), deps, attempts=2
                 )
                 answer = (value if value is not None else single or answer[0], used, True)
             elif may_call and single is None:

@@ -59,6 +59,21 @@ def tools_used(trace: Sequence[ReasoningStep]) -> list[str]:
     return list(seen)
 
 
+def successful_tool_results(trace: Sequence[ReasoningStep]) -> int:
+    """Return how many tool calls of the trace succeeded."""
+    return sum(1 for step in trace if step.kind == "tool" and step.status == "ok")
+
+
+def grounded(trace: Sequence[ReasoningStep], config: AgentConfig) -> bool:
+    """Return False when the answer must come from tool results the run does not have.
+
+    An agent with ``answer_after_tool_results`` answers from that many successful results;
+    with fewer, any answer it wrote would be invented.
+    """
+    needed = config.answer_after_tool_results
+    return needed is None or successful_tool_results(trace) >= needed
+
+
 def confidence(
     trace: Sequence[ReasoningStep],
     *,

@@ -43,7 +43,11 @@ from noema_graph.noema.ops.graph import (
     link_concepts,
 )
 from noema_graph.noema.ops.ingest import GetChunksInput, IngestTextInput, get_chunks, ingest_text
-from noema_graph.noema.ops.quality import QualityIssuesInput, find_quality_issues
+from noema_graph.noema.ops.quality import (
+    QualityIssuesInput,
+    find_quality_issues,
+    flag_quality_issues,
+)
 from noema_graph.noema.ops.reviews import (
     ListDueCardsInput,
     RecordReviewInput,
@@ -192,6 +196,13 @@ DOMAIN_OPERATIONS: dict[str, DomainOperation] = {
         _R,
         "safe",
         "Find duplicate cards, empty sides and ambiguous clozes.",
+    ),
+    "flag_quality_issues": DomainOperation(
+        QualityIssuesInput,
+        flag_quality_issues,
+        _W,
+        "idempotent",
+        "Find duplicate cards, empty sides and ambiguous clozes, and flag every card found.",
     ),
 }
 """Every domain operation by tool name."""

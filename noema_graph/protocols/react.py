@@ -101,11 +101,17 @@ def extract_final_answer(raw: str) -> Any:
         return text
 
 
-def parse_response(content: str) -> ReactParse:
-    """Parse one model response of the ReAct protocol; never raises."""
+def parse_response(content: str, *, actions: bool = True) -> ReactParse:
+    """Parse one model response of the ReAct protocol; never raises.
+
+    Args:
+        content: The model's text.
+        actions: Whether the turn offered tools. Without them an ``Action`` the model wrote
+            anyway (inside its free-text answer) is not a call: the ``Final Answer`` counts.
+    """
     sections = _sections(content)
     thought = sections.get("thought", "")
-    if sections.get("action"):
+    if actions and sections.get("action"):
         tool = sections["action"].splitlines()[0].strip().strip("`'\"")
         tool_input = extract_action_input(sections.get("action input", ""))
         return ReactParse(thought=thought, tool=tool, tool_input=tool_input)

@@ -57,8 +57,10 @@ def _two_flags() -> list[Any]:
     ]
 
 
-def _finish() -> list[Any]:
-    return [text("flagged"), structured("GovernanceReport", **REPORT)]
+def _finish(card_id: int = 1) -> list[Any]:
+    # the report may only cite a card a tool result names (finalize grounds the ids)
+    flagged = [{**REPORT["flagged"][0], "card_id": card_id}]
+    return [text("flagged"), structured("GovernanceReport", **{**REPORT, "flagged": flagged})]
 
 
 def test_cli_asks_for_each_call_and_routes_the_answers(
@@ -122,7 +124,7 @@ def test_cli_edit_asks_again_until_the_json_is_valid(
         scripted(
             plan_reply("Flag"),
             tools_reply(call("flag_card", {"card_id": 1, "reason": "vague"}, "f1")),
-            *_finish(),
+            *_finish(card_id=3),  # the card the edit flagged
         )
     )
     result = invoke(
@@ -189,6 +191,7 @@ def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSumm
     )
     model = scripted(
         plan_reply("Scan"),
+        tools_reply(call("flag_quality_issues", {})),  # an answer needs a tool result
         text("nothing to flag"),
         structured("GovernanceReport", flagged=[], cards_scanned=0, summary="All fine."),
     )

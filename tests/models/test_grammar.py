@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from langchain_core.language_models import GenericFakeChatModel
@@ -112,3 +113,46 @@ def test_local_models_get_the_grammar_in_extra_body(tools: list[BaseTool]) -> No
     assert bound is not local
     assert isinstance(bound, RunnableBinding)
     assert bound.kwargs["extra_body"]["grammar"] == react_grammar(tools)
+
+
+class WindowArgs(BaseModel):
+    deck_id: int | None = None
+    since: datetime | None = None
+    label: str = Field(default="", max_length=12)
+
+
+window_tool = StructuredTool.from_function(
+    lambda **kwargs: "", name="window", description="A window.", args_schema=WindowArgs
+)
+
+
+def test_optional_only_keys_appear_at_most_once_in_order() -> None:
+    grammar = react_grammar([window_tool])
+    assert_well_formed(grammar)
+    # a chain of optional pairs: no "( kv ( , kv )* )" loop that lets a key repeat
+    assert "tool0-args-seq0 ::=" in grammar and ")*" not in grammar.split("ws ::=")[0]
+    seq0 = next(line for line in grammar.splitlines() if line.startswith("tool0-args-seq0"))
+    assert '"\\"deck_id\\""' in seq0 and "tool0-args-seq1" in seq0
+
+
+def test_strings_are_bounded_by_max_length_and_date_format() -> None:
+    grammar = react_grammar([window_tool])
+    assert 'char{0,12} "\\""' in grammar  # label: maxLength 12
+    assert "[0-9:.TZ+-]{0,32}" in grammar  # since: date-time, no free text inside
+
+
+def test_a_tool_without_arguments_admits_only_an_empty_object() -> None:
+    bare = StructuredTool.from_function(
+        lambda **kwargs: "",
+        name="bare",
+        description="No arguments.",
+        args_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    )
+    grammar = react_grammar([bare])
+    assert_well_formed(grammar)
+    assert 'tool0-args ::= "{" ws "}"' in grammar
+
+
+def test_the_final_answer_is_bounded() -> None:
+    assert "[^\\x00]{1,1000}" in react_grammar([])
+    assert "[^\\x00]{1,300}" in react_grammar([], max_answer_chars=300)

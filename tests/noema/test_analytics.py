@@ -5,6 +5,7 @@ from datetime import date, timedelta
 import pytest
 
 from noema_graph.noema.calibration import calibration, streak_days
+from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.errors import RecordNotFound
 from noema_graph.noema.store import LearningStore
 from tests.noema.conftest import T0
@@ -109,3 +110,12 @@ def test_learning_stats_on_demo(demo_store: LearningStore) -> None:
     assert stats.total_reviews > 1000
     assert 0.7 < (stats.retention or 0) < 0.95
     assert stats.lapses > 0 and stats.reviews_per_day > 5
+
+
+def test_a_blank_optional_time_means_not_given(demo_store: LearningStore) -> None:
+    # small models send "" for optional arguments; it must not fail or filter anything
+    users = demo_store.run(fetch_all("SELECT id FROM users ORDER BY id LIMIT 1"), write=False)
+    user_id = int(users[0]["id"])
+    blank = demo_store.call("compute_calibration", user_id=user_id, since="")
+    assert blank == demo_store.call("compute_calibration", user_id=user_id)
+    assert blank.count > 0

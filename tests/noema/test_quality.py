@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+from typing import Any
+
 from noema_graph.noema.demo import DemoSummary
-from noema_graph.noema.driver import insert
+from noema_graph.noema.driver import fetch_all, insert
 from noema_graph.noema.sql import INSERT_CARD
 from noema_graph.noema.store import LearningStore
 
@@ -42,3 +46,23 @@ def test_each_rule_on_a_small_store(store: LearningStore) -> None:
         (5, "cloze_without_deletion"),
         (6, "duplicate_cloze_deletion"),
     ]
+
+
+def test_flag_quality_issues_flags_every_issue_once(demo: DemoSummary, tmp_path: Path) -> None:
+    copy = tmp_path / "flags.db"
+    shutil.copyfile(demo.path, copy)
+    bad = sorted({card_id for ids in demo.bad_cards.values() for card_id in ids})
+    with LearningStore.open(copy) as store:
+        first = store.call("flag_quality_issues")
+        again = store.call("flag_quality_issues")  # idempotent: the same flags, refreshed
+        rows = store.run(fetch_all("SELECT card_id, severity FROM card_flags"), write=False)
+    assert first.flagged_cards == bad == again.flagged_cards
+    assert first.issues == store_issues(demo)
+    assert sorted({row["card_id"] for row in rows}) == bad and len(rows) == len(first.issues)
+    by_card = {issue.card_id: issue for issue in first.issues}
+    assert all(row["severity"] == by_card[row["card_id"]].severity for row in rows)
+
+
+def store_issues(demo: DemoSummary) -> list[Any]:
+    with LearningStore.open(demo.path) as store:
+        return store.call("find_quality_issues").issues

@@ -22,6 +22,7 @@ EXPECTED = {
     "create_cards",
     "update_card",
     "flag_card",
+    "flag_quality_issues",
     "search_cards",
     "get_concept_graph",
     "link_concepts",

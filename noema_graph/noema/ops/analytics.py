@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from pydantic import Field
 
@@ -14,14 +14,14 @@ from noema_graph.noema.calibration import (
 )
 from noema_graph.noema.clock import as_utc, from_db, to_db, utc_now
 from noema_graph.noema.driver import Op, fetch_all, fetch_one
-from noema_graph.noema.ops.common import OpInput, OpResult, require_user
+from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime, require_user
 
 
 class CalibrationInput(OpInput):
     """Arguments of :func:`compute_calibration`."""
 
     user_id: int = Field(description="The learner.")
-    since: datetime | None = Field(default=None, description="Only reviews at or after this.")
+    since: OptionalTime = Field(default=None, description="Only reviews at or after this.")
 
 
 def compute_calibration(params: CalibrationInput) -> Op[CalibrationFigures]:
@@ -40,7 +40,7 @@ class LearningStatsInput(OpInput):
     """Arguments of :func:`learning_stats`."""
 
     user_id: int = Field(description="The learner.")
-    now: datetime | None = Field(default=None, description="Reference time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Reference time; defaults to now.")
     window_days: int = Field(default=30, ge=1, le=3650, description="Days for the daily rate.")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 from pydantic import Field
 
@@ -15,6 +14,7 @@ from noema_graph.noema.models import Card, CardFlag, CardKind, Category, Severit
 from noema_graph.noema.ops.common import (
     OpInput,
     OpResult,
+    OptionalTime,
     load_cards,
     require_card_row,
     require_category,
@@ -57,7 +57,7 @@ class CreateCardsInput(OpInput):
 
     deck_id: int = Field(description="Deck to add the cards to.")
     cards: list[NewCard] = Field(min_length=1, max_length=500, description="Cards to create.")
-    now: datetime | None = Field(default=None, description="Creation time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Creation time; defaults to now.")
 
 
 class CreatedCards(OpResult):
@@ -113,7 +113,7 @@ class UpdateCardInput(OpInput):
     front: str | None = Field(default=None, description="New front.")
     back: str | None = Field(default=None, description="New back.")
     tags: list[str] | None = Field(default=None, description="New tags (replace the old).")
-    now: datetime | None = Field(default=None, description="Update time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Update time; defaults to now.")
 
 
 def update_card(params: UpdateCardInput) -> Op[Card]:
@@ -140,7 +140,7 @@ class FlagCardInput(OpInput):
     card_id: int = Field(description="Id of the card.")
     reason: str = Field(min_length=1, max_length=500, description="What is wrong.")
     severity: Severity = Field(default="medium", description="low, medium or high.")
-    now: datetime | None = Field(default=None, description="Flag time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Flag time; defaults to now.")
 
 
 def flag_card(params: FlagCardInput) -> Op[CardFlag]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from noema_graph.noema.driver import Op, fetch_all, fetch_one
 from noema_graph.noema.errors import RecordNotFound
@@ -17,6 +19,15 @@ class OpInput(BaseModel):
     """Base of operation inputs: frozen, unknown arguments rejected (they become tool schemas)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def blank_is_none(value: object) -> object:
+    """Read a blank string as "not given": models often send ``""`` for an optional time."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+OptionalTime = Annotated[datetime | None, BeforeValidator(blank_is_none)]
+"""An optional time argument; a blank string means the same as leaving it out."""
 
 
 class OpResult(BaseModel):

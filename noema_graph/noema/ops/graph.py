@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import Field
 
 from noema_graph.noema.clock import as_utc, to_db, utc_now
@@ -11,7 +9,7 @@ from noema_graph.noema.driver import Op, execute, fetch_all, fetch_one
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.models import Concept, ConceptLink, LinkKind
 from noema_graph.noema.ops.cards import concept_id
-from noema_graph.noema.ops.common import OpInput, OpResult
+from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime
 from noema_graph.noema.sql import INSERT_LINK
 
 _LINKS = """SELECT l.id, s.name AS source, t.name AS target, l.kind, l.source_id, l.target_id
@@ -93,7 +91,7 @@ class LinkConceptsInput(OpInput):
     source: str = Field(min_length=1, description="Concept the link starts from.")
     target: str = Field(min_length=1, description="Concept the link points to.")
     kind: LinkKind = Field(description="prerequisite_of, related_to, part_of or contrasts_with.")
-    now: datetime | None = Field(default=None, description="Defaults to now.")
+    now: OptionalTime = Field(default=None, description="Defaults to now.")
 
 
 class LinkResult(OpResult):

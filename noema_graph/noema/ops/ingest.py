@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 
 from pydantic import Field
 
@@ -12,7 +11,7 @@ from noema_graph.noema.clock import as_utc, to_db, utc_now
 from noema_graph.noema.driver import Op, execute_many, fetch_all, insert
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.models import Chunk, Source
-from noema_graph.noema.ops.common import OpInput, OpResult
+from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime
 from noema_graph.noema.sql import INSERT_CHUNK, INSERT_SOURCE
 
 
@@ -23,7 +22,7 @@ class IngestTextInput(OpInput):
     text: str = Field(min_length=1, max_length=2_000_000, description="The document text.")
     chunk_size: int = Field(default=1200, ge=100, le=20_000, description="Max chars per chunk.")
     overlap: int = Field(default=150, ge=0, description="Chars repeated between chunks.")
-    now: datetime | None = Field(default=None, description="Defaults to now.")
+    now: OptionalTime = Field(default=None, description="Defaults to now.")
 
 
 class IngestResult(OpResult):

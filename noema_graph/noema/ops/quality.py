@@ -1,4 +1,8 @@
-"""Card quality scan for the governance agent: duplicates, empty sides, ambiguous clozes."""
+"""Card quality scan for the governance agent: duplicates, empty sides, ambiguous clozes.
+
+:func:`find_quality_issues` only reads; :func:`flag_quality_issues` also raises one flag per
+issue found, so an agent flags a whole collection in one call.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from noema_graph.noema.clock import utc_now
 from noema_graph.noema.content import cloze_deletions, duplicate_deletion, normalise
 from noema_graph.noema.driver import Op, fetch_all
 from noema_graph.noema.models import Severity
+from noema_graph.noema.ops.cards import FlagCardInput, flag_card
 from noema_graph.noema.ops.common import OpInput, OpResult, require_deck
 
 IssueKind = Literal[
@@ -134,3 +140,29 @@ def find_quality_issues(params: QualityIssuesInput) -> Op[QualityReport]:
     issues = [issue for row in rows for issue in card_issues(row)] + duplicate_issues(rows)
     issues.sort(key=lambda issue: (issue.card_id, issue.kind))
     return QualityReport(cards_scanned=len(rows), issues=issues)
+
+
+class FlaggedIssues(QualityReport):
+    """The issues found, each now flagged on its card."""
+
+    flagged_cards: list[int] = Field(description="Ids of the cards flagged, ascending.")
+
+
+def flag_quality_issues(params: QualityIssuesInput) -> Op[FlaggedIssues]:
+    """Scan like :func:`find_quality_issues` and flag every issue (reason: its detail).
+
+    Flagging is idempotent: a second scan only refreshes the severities.
+    """
+    report = yield from find_quality_issues(params)
+    now = utc_now()
+    for issue in report.issues:
+        yield from flag_card(
+            FlagCardInput(
+                card_id=issue.card_id, reason=issue.detail, severity=issue.severity, now=now
+            )
+        )
+    return FlaggedIssues(
+        cards_scanned=report.cards_scanned,
+        issues=report.issues,
+        flagged_cards=sorted({issue.card_id for issue in report.issues}),
+    )

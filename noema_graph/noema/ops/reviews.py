@@ -22,6 +22,7 @@ from noema_graph.noema.models import (
 from noema_graph.noema.ops.common import (
     OpInput,
     OpResult,
+    OptionalTime,
     load_cards,
     require_card_row,
     require_deck,
@@ -43,7 +44,7 @@ class ListDueCardsInput(OpInput):
 
     user_id: int = Field(description="The learner.")
     deck_id: int | None = Field(default=None, description="Only this deck.")
-    now: datetime | None = Field(default=None, description="Reference time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Reference time; defaults to now.")
     limit: int = Field(default=20, ge=1, le=500, description="Most cards to return.")
     include_new: bool = Field(default=True, description="Fill up with never-seen cards.")
 
@@ -157,7 +158,7 @@ class RecordReviewInput(OpInput):
     confidence: float | None = Field(
         default=None, ge=0.0, le=1.0, description="Self-reported chance of being right, 0-1."
     )
-    reviewed_at: datetime | None = Field(default=None, description="Defaults to now.")
+    reviewed_at: OptionalTime = Field(default=None, description="Defaults to now.")
 
 
 class ReviewOutcome(OpResult):
@@ -211,7 +212,7 @@ class SchedulePreviewInput(OpInput):
 
     user_id: int = Field(description="The learner.")
     card_id: int = Field(description="The card.")
-    now: datetime | None = Field(default=None, description="Answer time; defaults to now.")
+    now: OptionalTime = Field(default=None, description="Answer time; defaults to now.")
 
 
 class PreviewOption(OpResult):
