@@ -16,6 +16,28 @@ from noema_graph.context import RunContext
 from noema_graph.noema import DemoSummary, write_demo_data
 
 PRICES = {"price_overrides": {"scripted": (1.0, 2.0)}}
+
+
+def tutor_consults_calibration() -> list[Any]:
+    """Scripted replies: socratic_tutor consults calibration (one child run), then asks."""
+    from tests.scripted import call, plan_reply, structured, text, tools_reply
+
+    return [
+        plan_reply("Check confidence"),
+        tools_reply(call("consult_calibration", {"question": "Calibrate user_id 1."})),
+        plan_reply("Measure"),
+        tools_reply(call("compute_calibration", {"user_id": 1})),
+        text("measured"),
+        structured("CalibrationAdvice", brier=0.2, ece=0.1, bias=0.02, advice="Fine."),
+        text("well calibrated"),
+        structured(
+            "SocraticTurn",
+            question="What do you expect?",
+            concept="Noble gases",
+            hint="Think of shells.",
+            understanding="partial",
+        ),
+    ]
 ADA = Learner(1, "ada")
 
 

@@ -202,24 +202,9 @@ def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSumm
 
 def test_a_subagent_never_pauses_for_the_user(scripted: Any, demo: DemoSummary) -> None:
     from noema_graph.agents import build_agent
-    from tests.agents.conftest import PRICES
+    from tests.agents.conftest import PRICES, tutor_consults_calibration
 
-    model = scripted(
-        plan_reply("Check confidence"),
-        tools_reply(call("consult_calibration", {"question": "Calibrate user_id 1."})),
-        plan_reply("Measure"),
-        tools_reply(call("compute_calibration", {"user_id": 1})),
-        text("measured"),
-        structured("CalibrationAdvice", brier=0.2, ece=0.1, bias=0.02, advice="Fine."),
-        text("well calibrated"),
-        structured(
-            "SocraticTurn",
-            question="What do you expect?",
-            concept="Noble gases",
-            hint="Think of shells.",
-            understanding="partial",
-        ),
-    )
+    model = scripted(*tutor_consults_calibration())
     overrides = {**PRICES, "clarify": True, "confirm_non_idempotent": True}
     graph = build_agent("socratic_tutor", model=model, db=demo.path, overrides=overrides)
     out = graph.invoke({"messages": [("user", "Quiz me. [learner: ada, user_id 1]")]})["output"]

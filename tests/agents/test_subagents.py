@@ -88,24 +88,9 @@ def test_consulting_past_the_depth_limit_is_refused(
 
 async def test_socratic_tutor_consults_calibration_async(scripted: Any, demo: DemoSummary) -> None:
     from noema_graph.agents import build_agent
-    from tests.agents.conftest import PRICES
+    from tests.agents.conftest import PRICES, tutor_consults_calibration
 
-    model = scripted(
-        plan_reply("Check confidence"),
-        tools_reply(call("consult_calibration", {"question": "Calibrate user_id 1."})),
-        plan_reply("Measure"),
-        tools_reply(call("compute_calibration", {"user_id": 1})),
-        text("measured"),
-        structured("CalibrationAdvice", brier=0.2, ece=0.1, bias=0.02, advice="Fine."),
-        text("well calibrated"),
-        structured(
-            "SocraticTurn",
-            question="What do you expect?",
-            concept="Noble gases",
-            hint="Think of shells.",
-            understanding="partial",
-        ),
-    )
+    model = scripted(*tutor_consults_calibration())
     graph = build_agent("socratic_tutor", model=model, db=demo.path, overrides=PRICES)
     state = await graph.ainvoke(
         {"messages": [("user", "Quiz me. [learner: ada, user_id 1]")]},
