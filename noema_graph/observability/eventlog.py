@@ -3,8 +3,9 @@
 Each tool call is logged twice: ``tool.invoked`` is committed *before* the tool runs
 (log-before-execute) and ``tool.completed`` after it returns, so after a crash the log still
 shows the call that was in flight (:meth:`EventLog.in_flight`). Runs log ``agent.started``,
-``plan.created``, ``plan.revised``, ``reflection``, ``limit.hit``, ``error`` and
-``agent.completed``. Triggers refuse UPDATE and DELETE on the table.
+``plan.created``, ``plan.revised``, ``reflection``, ``limit.hit``, ``error``,
+``agent.paused`` (waiting for a person) and ``agent.completed``. Triggers refuse UPDATE and
+DELETE on the table.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ TABLE = "noema_events"
 EVENT_TYPES: tuple[str, ...] = (
     "agent.started",
     "agent.completed",
+    "agent.paused",
     "agent.failed",
     "plan.created",
     "plan.revised",

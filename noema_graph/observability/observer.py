@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph._internal._runnable import RunnableCallable  # sync+async node with injection
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from opentelemetry import trace
@@ -153,7 +153,10 @@ class Observer:
         with log_fields(call.fields), trace.use_span(call.span, end_on_exit=False):
             try:
                 yield call
-            except GraphBubbleUp:  # interrupts and handoffs are control flow, not failures
+            except GraphInterrupt as exc:  # a pause for a person: control flow, not a failure
+                _safely(call.pause, exc)
+                raise
+            except GraphBubbleUp:  # handoffs are control flow too
                 call.span.end()
                 raise
             except Exception as exc:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
@@ -74,6 +75,20 @@ def _short(value: object) -> str:
 def _unwrap(value: Any) -> Any:
     """Return the value inside an ``Overwrite`` (or the value itself)."""
     return getattr(value, "value", value)
+
+
+def _awaited(value: Any) -> dict[str, Any]:
+    """Return what one interrupt waits for: its type and call ids/tools, never arguments."""
+    if not isinstance(value, Mapping):
+        return {"type": "input"}
+    if value.get("type") == "confirm":
+        calls = [c for c in value.get("calls") or () if isinstance(c, Mapping)]
+        return {
+            "type": "confirm",
+            "call_ids": [str(c.get("id")) for c in calls],
+            "tools": [str(c.get("name")) for c in calls],
+        }
+    return {"type": str(value.get("type") or "input"), "call_id": value.get("call_id")}
 
 
 def _trace_id(entry: bool, state: Any, runtime: Runtime[Any]) -> tuple[str, str, Runtime[Any]]:
@@ -330,6 +345,35 @@ class NodeCall:
         if not summary["success"]:
             span.set_status(Status(StatusCode.ERROR, str(summary["error_code"])))
         self.observer.end_run(self.trace_id)
+
+    def pause(self, exc: GraphInterrupt) -> None:
+        """Log and record that the run waits for a person; close its spans.
+
+        The event names what is awaited (the question's call id, the tools awaiting approval)
+        but never a call's arguments. A resume opens a new run span in the same trace.
+        """
+        try:
+            requests = [
+                _awaited(getattr(i, "value", None)) for i in (exc.args[0] if exc.args else ())
+            ]
+            kinds = ", ".join(str(r.get("type")) for r in requests) or "input"
+            self.log(
+                logging.INFO,
+                "run paused at %s: waiting for %s",
+                self.name,
+                kinds,
+                event="agent.paused",
+            )
+            self.emit(
+                "agent.paused",
+                step=self.step,
+                status="paused",
+                data={"node": self.name, "requests": requests},
+            )
+            self.run.span.set_attribute("noema.paused", True)
+        finally:
+            self.span.end()
+            self.observer.end_run(self.trace_id)
 
     def fail(self, exc: BaseException) -> None:
         """Log, record and trace the exception that ends the run; close the spans."""

@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
+from noema_graph import approve, resume_with
+from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import EventLog, read_events
 from noema_graph.observability.cli import app
-from tests.observability.conftest import Telemetry
+from tests.core.helpers import TOOLS, cfg
+from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +46,37 @@ def test_a_run_writes_its_events_in_order(telemetry: Telemetry, scripted: Any) -
     assert events[-1].data["success"] is True and events[-1].data["total_tokens"] == 45
     assert telemetry.events.query(trace_id="other") == []
     assert telemetry.events.in_flight(thread_id="t1") == []
+
+
+def test_a_pause_for_approval_is_logged_and_the_resume_completes(
+    telemetry: Telemetry, scripted: Any
+) -> None:
+    model = scripted(plan_reply("add"), tools_reply(call("add", {"a": 1, "b": 2}, "c1")), text("3"))
+    graph = build_agent_graph(
+        cfg(reflection_interval=10, confirm_tools=("add",)),
+        model=model,
+        tools=TOOLS,
+        checkpointer=InMemorySaver(),
+        observer=telemetry.observer,
+    )
+    graph.invoke({"messages": [("user", "do it")]}, THREAD)
+    paused = telemetry.events.query(thread_id="t1")
+    assert [e.type for e in paused][-1] == "agent.paused"
+    assert paused[-1].status == "paused"
+    assert paused[-1].data == {
+        "node": "review_tools",
+        "requests": [{"type": "confirm", "call_ids": ["c1"], "tools": ["add"]}],
+    }
+    assert "tool.invoked" not in {e.type for e in paused}  # nothing ran before the decision
+    [first_run] = [s for s in telemetry.spans() if s.name.startswith("agent.run")]
+    assert first_run.attributes and first_run.attributes["noema.paused"] is True
+    graph.invoke(resume_with(graph, THREAD, approve()), THREAD)
+    resumed = telemetry.events.query(thread_id="t1")[len(paused) :]
+    assert [e.type for e in resumed] == ["tool.invoked", "tool.completed", "agent.completed"]
+    assert {e.trace_id for e in resumed} == {paused[0].trace_id}
+    runs = [s for s in telemetry.spans() if s.name.startswith("agent.run")]
+    assert len(runs) == 2 and runs[1].attributes and runs[1].attributes["noema.resumed"] is True
+    assert runs[0].context.trace_id == runs[1].context.trace_id
 
 
 def test_the_table_is_append_only(tmp_path: Path) -> None:
