@@ -3,8 +3,10 @@
 Before a ``non_idempotent`` tool runs, its call id is written to the Store (committed at
 once, unlike the node's own writes, which land in the checkpoint only when the task ends).
 If the task runs again after a crash, the ledger already holds the call: the tool is not
-run a second time and the model gets an observation saying so. Without a Store there is no
-ledger, and the checkpoint's per-call tasks are the only protection.
+run a second time and the model gets an observation saying so. A tool that pauses the run
+itself (``interrupt()``) is recorded as paused and runs again on resume, as LangGraph re-runs
+an interrupted task. Without a Store there is no ledger, and the checkpoint's per-call tasks
+are the only protection.
 """
 
 from __future__ import annotations
@@ -27,8 +29,12 @@ def needs_ledger(tool: BaseTool, store: BaseStore | None) -> bool:
     return store is not None and (tool.metadata or {}).get("idempotency") == "non_idempotent"
 
 
-def _refusal(previous: dict[str, Any]) -> str:
-    if previous.get("status") == "done":
+def _refusal(previous: dict[str, Any]) -> str | None:
+    """Return why a recorded call may not run again, or None when it may (it paused)."""
+    status = previous.get("status")
+    if status == "paused":
+        return None
+    if status == "done":
         return (
             "Not executed again: this non-idempotent call already ran before the run was "
             "interrupted; its effect is in place."
@@ -40,23 +46,27 @@ def _refusal(previous: dict[str, Any]) -> str:
 
 
 def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
-    """Record ``call`` as started; return a refusal if it was recorded before."""
+    """Record ``call`` as started; return a refusal if it was recorded before.
+
+    A call recorded as ``paused`` (the tool itself called ``interrupt()``) runs again: LangGraph
+    re-runs an interrupted task from its start when the caller resumes.
+    """
     namespace = (*LEDGER_NAMESPACE, thread)
     try:
         previous = store.get(namespace, str(call["id"]))
-        if previous is not None:
-            return _refusal(previous.value)
+        if previous is not None and (refusal := _refusal(previous.value)) is not None:
+            return refusal
         store.put(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
     return None
 
 
-def settle(store: BaseStore, thread: str, call: dict[str, Any]) -> None:
-    """Record ``call`` as done."""
+def settle(store: BaseStore, thread: str, call: dict[str, Any], status: str = "done") -> None:
+    """Record ``call`` as ``done`` (or ``paused``: it called ``interrupt()``)."""
     try:
         store.put(
-            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": "done", "tool": call["name"]}
+            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": status, "tool": call["name"]}
         )
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])
@@ -67,19 +77,21 @@ async def aclaim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | N
     namespace = (*LEDGER_NAMESPACE, thread)
     try:
         previous = await store.aget(namespace, str(call["id"]))
-        if previous is not None:
-            return _refusal(previous.value)
+        if previous is not None and (refusal := _refusal(previous.value)) is not None:
+            return refusal
         await store.aput(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
     return None
 
 
-async def asettle(store: BaseStore, thread: str, call: dict[str, Any]) -> None:
+async def asettle(
+    store: BaseStore, thread: str, call: dict[str, Any], status: str = "done"
+) -> None:
     """Async twin of :func:`settle`."""
     try:
         await store.aput(
-            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": "done", "tool": call["name"]}
+            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": status, "tool": call["name"]}
         )
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
@@ -149,6 +149,11 @@ def _failed(task: ToolTask, exc: BaseException) -> ToolMessage:
     )
 
 
+def _ledger_status(exc: GraphBubbleUp) -> str:
+    """Return the ledger status of a call that raised ``exc`` (paused, or done: a handoff)."""
+    return "paused" if isinstance(exc, GraphInterrupt) else "done"
+
+
 def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
     """Run one tool call and answer it with a ToolMessage.
 
@@ -177,7 +182,9 @@ def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict
     try:
         with run_scope(_scope(task, runtime)):
             message = _as_message(task, tool.invoke({**call, "type": "tool_call"}))
-    except GraphBubbleUp:  # a tool that calls interrupt() pauses the run like ask_user
+    except GraphBubbleUp as exc:  # interrupt() in a tool pauses the run like ask_user
+        if ledger is not None:  # a paused call runs again, from its start, on resume
+            settle(ledger, thread, call, _ledger_status(exc))
         raise
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:
@@ -218,7 +225,9 @@ async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) 
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
     except Cancelled:
         message = _error_message(task, "Interrupted: the run was cancelled during this call.")
-    except GraphBubbleUp:  # a tool that calls interrupt() pauses the run like ask_user
+    except GraphBubbleUp as exc:  # interrupt() in a tool pauses the run like ask_user
+        if ledger is not None:  # a paused call runs again, from its start, on resume
+            await asettle(ledger, thread, call, _ledger_status(exc))
         raise
     # Any tool failure becomes an error observation that names the exception type.
     except Exception as exc:

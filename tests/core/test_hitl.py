@@ -11,12 +11,14 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command, interrupt
 
 from noema_graph import approve, edit, pending, reject, resume_with, sqlite_checkpointer
 from noema_graph.errors import HumanInputError
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import ClarifyRequest, ConfirmRequest
+from noema_graph.nodes.ledger import LEDGER_NAMESPACE
 from tests.core.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
@@ -270,3 +272,45 @@ def test_ask_user_outside_a_graph_says_it_needs_one() -> None:
 
     with pytest.raises(ToolError, match="only be answered inside an agent graph run"):
         ask_user_tool().invoke({"question": "Which deck?"})
+
+
+# --- a tool that pauses by itself --------------------------------------------------------
+
+
+def _send_tool(sent: list[str]) -> StructuredTool:
+    def send(to: str) -> str:
+        """Send a message to ``to`` once the user agrees."""
+        answer = interrupt({"type": "input", "question": f"Send to {to}?"})
+        sent.append(to)
+        return f"sent to {to}: {answer}"
+
+    return StructuredTool.from_function(send, metadata={"idempotency": "non_idempotent"})
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+async def test_a_non_idempotent_tool_that_pauses_runs_once_on_resume(
+    scripted: Any, run_async: bool
+) -> None:
+    """The ledger lets a paused call run again on resume, and only that once."""
+    sent: list[str] = []
+    model = scripted(plan_reply("Send"), tools_reply(call("send", {"to": "ada"}, "s1")), text("ok"))
+    store = InMemoryStore()
+    graph = build_agent_graph(
+        cfg(reflection_interval=10),
+        model=model,
+        tools=[_send_tool(sent)],
+        checkpointer=InMemorySaver(),
+        store=store,
+    )
+    inputs: Any = {"messages": [("user", "send it")]}
+    first = await graph.ainvoke(inputs, THREAD) if run_async else graph.invoke(inputs, THREAD)
+    assert first["__interrupt__"][0].value["question"] == "Send to ada?" and sent == []
+    [paused] = store.search(LEDGER_NAMESPACE)
+    assert paused.value["status"] == "paused"
+    resume = Command(resume="yes")
+    state = await graph.ainvoke(resume, THREAD) if run_async else graph.invoke(resume, THREAD)
+    assert sent == ["ada"] and state["output"]["success"]
+    observation = next(s for s in state["output"]["reasoning"]["steps"] if s["kind"] == "tool")
+    assert observation["observation"] == "sent to ada: yes"
+    [done] = store.search(LEDGER_NAMESPACE)
+    assert done.value["status"] == "done"
