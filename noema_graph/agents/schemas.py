@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 
 def _clamp_unit(value: object) -> object:
@@ -148,3 +148,15 @@ class GovernanceReport(_Result):
     )
     cards_scanned: int = Field(ge=0, description="Cards checked by find_quality_issues.")
     summary: Text = Field(description="Quality of the collection in one sentence.")
+
+    @field_validator("flagged")
+    @classmethod
+    def _once_per_card(cls, flagged: list[FlaggedCard]) -> list[FlaggedCard]:
+        """Keep each card's first entry: a small model may list a flagged card twice."""
+        seen: set[int] = set()
+        kept: list[FlaggedCard] = []
+        for item in flagged:
+            if item.card_id not in seen:
+                seen.add(item.card_id)
+                kept.append(item)
+        return kept

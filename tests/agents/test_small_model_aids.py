@@ -125,3 +125,13 @@ def test_finalize_prompt_leaves_the_examples_out() -> None:
     assert EXAMPLES_HEADING in rendered and "Observation:" in rendered
     assert without_examples(rendered) == rendered.split(EXAMPLES_HEADING)[0].rstrip()
     assert without_examples("no examples here") == "no examples here"
+
+
+def test_a_card_listed_twice_in_a_governance_report_counts_once() -> None:
+    first = {"card_id": 205, "issue": "exact_duplicate", "severity": "medium"}
+    again = {"card_id": 205, "issue": "empty_back", "severity": "high"}
+    other = {"card_id": 202, "issue": "empty_back", "severity": "high"}
+    report = schemas.GovernanceReport.model_validate(
+        {"flagged": [first, again, other], "cards_scanned": 208, "summary": "s"}
+    )
+    assert [f.model_dump() for f in report.flagged] == [first, other]
