@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 LEDGER_NAMESPACE = ("noema", "tool_ledger")
 STORE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
+LedgerStatus = Literal["started", "done", "paused"]
+"""A call's ledger entry: running (or crashed), finished, or paused by its own interrupt()."""
 
 
 def needs_ledger(tool: BaseTool, store: BaseStore | None) -> bool:
@@ -62,7 +64,9 @@ def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
     return None
 
 
-def settle(store: BaseStore, thread: str, call: dict[str, Any], status: str = "done") -> None:
+def settle(
+    store: BaseStore, thread: str, call: dict[str, Any], status: LedgerStatus = "done"
+) -> None:
     """Record ``call`` as ``done`` (or ``paused``: it called ``interrupt()``)."""
     try:
         store.put(
@@ -86,7 +90,7 @@ async def aclaim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | N
 
 
 async def asettle(
-    store: BaseStore, thread: str, call: dict[str, Any], status: str = "done"
+    store: BaseStore, thread: str, call: dict[str, Any], status: LedgerStatus = "done"
 ) -> None:
     """Async twin of :func:`settle`."""
     try:

@@ -24,7 +24,14 @@ from noema_graph.nodes.abort import race_abort
 from noema_graph.nodes.common import ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.human import clarify, rejection
-from noema_graph.nodes.ledger import aclaim, asettle, claim, needs_ledger, settle
+from noema_graph.nodes.ledger import (
+    LedgerStatus,
+    aclaim,
+    asettle,
+    claim,
+    needs_ledger,
+    settle,
+)
 from noema_graph.state.agent import ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, Usage
 from noema_graph.tools.ask_user import ASK_USER
@@ -149,7 +156,7 @@ def _failed(task: ToolTask, exc: BaseException) -> ToolMessage:
     )
 
 
-def _ledger_status(exc: GraphBubbleUp) -> str:
+def _ledger_status(exc: GraphBubbleUp) -> LedgerStatus:
     """Return the ledger status of a call that raised ``exc`` (paused, or done: a handoff)."""
     return "paused" if isinstance(exc, GraphInterrupt) else "done"
 
