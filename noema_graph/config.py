@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.hooks import Hooks
 
 Permission = Literal["fs:read", "fs:write", "shell:execute", "net:outbound"]
@@ -20,6 +21,18 @@ Protocol = Literal["auto", "native", "react"]
 
 ALL_PERMISSIONS: tuple[Permission, ...] = ("fs:read", "fs:write", "net:outbound", "shell:execute")
 DEFAULT_TOOLKITS: tuple[Toolkit, ...] = ("search", "bash", "python_executor", "file_edit")
+DEFAULT_TOOL_ERRORS: tuple[type[Exception], ...] = (
+    NoemaError,  # ToolError, ConfigurationError from a tool's own checks
+    ToolException,
+    ValidationError,  # arguments that do not fit the tool's schema
+    ValueError,
+    TypeError,
+    LookupError,
+    ArithmeticError,
+    OSError,  # files, processes, sockets: ConnectionError and TimeoutError included
+    RuntimeError,  # what clients (the MCP client among them) raise for a failed request
+)
+"""What a tool's failure looks like; a tool raising something else has a bug."""
 
 
 class MCPServer(BaseModel):
@@ -70,7 +83,21 @@ class AgentConfig(BaseModel):
     planning_model: str | None = Field(default=None, description="Model spec for planning.")
     protocol: Protocol = Field(default="auto", description="Action protocol: native or react.")
     max_iterations: int = Field(default=25, ge=1, description="execute_step calls at most.")
-    max_tool_calls_per_step: int = Field(default=5, ge=1, description="Tool calls run per step.")
+    max_tool_calls_per_step: int = Field(
+        default=16,
+        ge=1,
+        description="Tool calls of one model message run at most this many at a time; the "
+        "rest wait for the next group (or are refused with tool_call_overflow='refuse').",
+    )
+    tool_call_overflow: Literal["queue", "refuse"] = Field(
+        default="queue",
+        description="Calls past max_tool_calls_per_step: run in a later group, or refuse them.",
+    )
+    tool_errors: tuple[type[Exception], ...] = Field(
+        default=DEFAULT_TOOL_ERRORS,
+        description="Exceptions a tool may raise that become error observations the model "
+        "reads; any other exception is a bug and ends the run with the exception.",
+    )
     reflection_interval: int = Field(default=3, ge=1, description="Iterations between reflections.")
     max_replans: int = Field(default=3, ge=0, description="Plan revisions at most.")
     timeout_s: float | None = Field(default=600.0, gt=0, description="Wall-clock budget.")
@@ -151,13 +178,14 @@ class AgentConfig(BaseModel):
     def recursion_limit(self) -> int:
         """Return a superstep bound the routers always reach first.
 
-        Each iteration costs at most two supersteps (execute_step, tool_node; three with
-        review_tools when approvals are configured) and each
-        reflection two more (reflect, revise_plan); plan and finalize add two. The margin
-        leaves room for the routers to see ``remaining_steps`` run low and finalize.
+        Each iteration costs execute_step plus one superstep per group of tool calls (up to
+        ``max_tool_calls_per_step`` groups when every call must run alone), one more with
+        review_tools; each reflection two more (reflect, revise_plan); plan and finalize
+        add two. The margin leaves room for the routers to see ``remaining_steps`` run low
+        and finalize.
         """
         reflections = self.max_iterations // self.reflection_interval + self.max_replans + 2
-        per_iteration = 3 if self.confirms_tools else 2  # review_tools adds a superstep
+        per_iteration = 1 + self.max_tool_calls_per_step + (1 if self.confirms_tools else 0)
         return per_iteration * self.max_iterations + 2 * reflections + 10
 
 

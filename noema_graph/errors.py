@@ -2,10 +2,14 @@
 
 Tiers, from the caller's point of view:
 
-* developer misuse: :class:`ConfigurationError`;
-* unexpected model behaviour: :class:`PlanningError`, :class:`ParseError`, :class:`LLMError`;
-* run termination: :class:`BudgetExceeded`, :class:`IterationLimit`, :class:`Cancelled`;
+* developer or user misuse: :class:`ConfigurationError`, :class:`HumanInputError`;
+* model failure: :class:`TransientModelError` (retried by the node's ``RetryPolicy``),
+  :class:`LLMError` (ends the run with ``llm_error``);
+* run termination: :class:`Cancelled`, :class:`HookVeto`;
 * tool failure: :class:`ToolError`.
+
+Limits (iterations, time, tokens, cost) are not exceptions: the routers end the run in
+``finalize`` with a typed stop reason.
 
 Exceptions never log; the caller decides what to do with them.
 """
@@ -30,24 +34,12 @@ class ConfigurationError(NoemaError, ValueError):
         super().__init__(text)
 
 
-class PlanningError(NoemaError):
-    """The model did not produce a usable plan."""
-
-
-class ParseError(NoemaError):
-    """A model response could not be parsed into the expected structure."""
-
-
 class LLMError(NoemaError):
     """The model call failed and retrying will not help."""
 
 
-class BudgetExceeded(NoemaError):
-    """A token, cost or time budget was exhausted."""
-
-
-class IterationLimit(NoemaError):
-    """The iteration limit was reached."""
+class TransientModelError(NoemaError):
+    """A model call failed transiently and attempts remain: LangGraph runs the node again."""
 
 
 class Cancelled(NoemaError):

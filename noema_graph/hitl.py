@@ -25,7 +25,6 @@ from noema_graph.errors import HumanInputError
 from noema_graph.nodes.human import parse_decisions
 from noema_graph.nodes.output import build_output
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision
-from noema_graph.state.models import Usage
 from noema_graph.state.output import AgentOutput
 
 HumanRequest = ClarifyRequest | ConfirmRequest
@@ -180,8 +179,6 @@ def paused_output(
         result=None,
         validated=None,
         reason=None,
-        trace=list(values.get("trace") or []),
-        usage=values.get("usage") or Usage(),
     )
     return output.model_copy(
         update={

@@ -118,7 +118,9 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSql
     try:
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        await conn.execute("PRAGMA synchronous=NORMAL")
         saver = AsyncSqliteSaver(conn, serde=serializer())
+        saver.noema_path = _sqlite_path(path)  # type: ignore[attr-defined]  # event log beside it
         await saver.setup()
         yield saver
     finally:

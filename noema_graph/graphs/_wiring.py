@@ -1,42 +1,84 @@
-"""Small wiring helpers: bind build-time deps to nodes and config to routers."""
+"""Wiring helpers: register node specs behind the one middleware layer, bind routers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from functools import partial
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from langgraph._internal._runnable import RunnableCallable  # sync+async node with injection
-from langgraph.runtime import Runtime
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.graph import StateGraph
+from langgraph.runtime import get_runtime
 
-from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext, context_of
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.hooks import Wrapped
+from noema_graph.nodes.llm import retry_policy
+from noema_graph.nodes.middleware import Node
+from noema_graph.nodes.spec import NodeSpec
+from noema_graph.observability import Observer, default_observer
 
 
-def node(
-    sync_fn: Callable[..., dict[str, Any]],
-    async_fn: Callable[..., Awaitable[dict[str, Any]]],
+def add_nodes(
+    builder: StateGraph[Any, Any, Any, Any],
+    specs: Sequence[NodeSpec],
     deps: AgentDeps,
-) -> tuple[str, RunnableCallable]:
-    """Return (name, runnable) for a node pair; the name is the sync function's name.
+    *,
+    observer: Observer | None,
+    checkpointer: object,
+) -> list[BaseCallbackHandler]:
+    """Add every spec as a :class:`Node`; the first spec starts runs, the last ends them.
 
-    The node runs inside the config's pre/post-process hooks and its update is stamped with
-    its typed outcome.
+    Nodes that call the model get LangGraph's ``RetryPolicy`` for transient model errors.
+    Returns the callbacks the compiled graph must carry.
     """
-    name = sync_fn.__name__
-    wrapped = Wrapped(name, partial(sync_fn, deps=deps), partial(async_fn, deps=deps), deps.config)
-    return name, RunnableCallable(wrapped.sync, wrapped.async_, name=name)
+    watcher = observer or default_observer()
+    first, final = specs[0].name, specs[-1].name
+    info, callbacks = watcher.prepare(
+        deps.config,
+        entry=first,
+        final=final,
+        checkpointer=checkpointer,
+        tools=deps.tools,
+        cost=deps.cost,
+    )
+    for spec in specs:
+        node = Node(
+            spec,
+            deps,
+            observer=watcher,
+            info=info,
+            first=spec.name == first,
+            final=spec.name == final,
+        )
+        builder.add_node(
+            spec.name, node, retry_policy=retry_policy(deps) if spec.calls_model else None
+        )
+    return callbacks
 
 
-def router(
-    fn: Callable[[Any, AgentConfig, RunContext | None], Any], config: AgentConfig
-) -> Callable[..., Any]:
-    """Return ``fn`` as a LangGraph path function that receives the run context."""
+def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
+    """Return ``fn`` as a LangGraph path function given the config and run context.
 
-    def route(state: Any, runtime: Runtime[RunContext]) -> Any:
-        return fn(state, config, context_of(runtime.context))
+    A router that takes ``safe`` also gets the names of the concurrency-safe tools. The run
+    context is optional: ``update_state`` runs routers outside a run.
+    """
+    agent = deps.config
+    wants_safe = "safe" in inspect.signature(fn).parameters
+
+    def route(state: Any) -> Any:
+        context = _run_context()
+        if wants_safe:
+            return fn(state, agent, context, deps.safe_tool_names())
+        return fn(state, agent, context)
 
     route.__name__ = fn.__name__
     return route
+
+
+def _run_context() -> RunContext:
+    """Return the run's context; the default one outside a run (``update_state``)."""
+    try:
+        runtime = get_runtime()
+    except (RuntimeError, AttributeError):  # outside a run: no config, or no runtime in it
+        return context_of(None)
+    return context_of(runtime.context)

@@ -13,26 +13,37 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.graphs._wiring import node, router
-from noema_graph.graphs.runtime import compile_graph, resolve_tools
+from noema_graph.graphs._wiring import add_nodes, router
+from noema_graph.graphs.runtime import compile_graph, resolve_model, resolve_tools
+from noema_graph.nodes import (
+    execute_step,
+    finalize,
+    plan,
+    reflect,
+    review_tools,
+    revise_plan,
+    tool_node,
+)
 from noema_graph.nodes.deps import make_deps
-from noema_graph.nodes.execute_step import aexecute_step, execute_step
-from noema_graph.nodes.finalize import afinalize, finalize
-from noema_graph.nodes.plan import aplan, plan
-from noema_graph.nodes.reflect import areflect, reflect
-from noema_graph.nodes.review_tools import areview_tools, review_tools
-from noema_graph.nodes.revise_plan import arevise_plan, revise_plan
-from noema_graph.nodes.routing import route_after_execute, route_after_reflect, route_after_review
-from noema_graph.nodes.tool_node import atool_node, tool_node
+from noema_graph.nodes.routing import (
+    route_after_execute,
+    route_after_reflect,
+    route_after_review,
+    route_after_tools,
+    route_next,
+)
 from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AgentState
+
+NEXT = ["execute_step", "reflect", "finalize"]
+AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
 
 
 def build_agent_graph(
     config: AgentConfig | None = None,
     *,
-    model: BaseChatModel,
+    model: BaseChatModel | None = None,
     tools: Sequence[BaseTool] = (),
     checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
@@ -41,39 +52,50 @@ def build_agent_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build and compile the agent graph for ``config`` with ``model`` and ``tools``.
 
-    Toolkits and MCP servers named in the config are added to ``tools``. The graph runs
-    with durability "sync" and a recursion limit derived from the config's limits, and is
-    instrumented by ``observer`` (logs, metrics, spans, event log; the default one if None).
+    ``model`` (and ``planning_model``) default to ``make_model(config.model)`` (and
+    ``config.planning_model``, else the main model). Toolkits and MCP servers named in the
+    config are added to ``tools``. The graph runs with durability "sync" and a recursion
+    limit derived from the config's limits, and is instrumented by ``observer`` (logs,
+    metrics, spans, event log; the default one if None).
     """
     config = config or AgentConfig()
     static, providers = resolve_tools(config, tools)
     deps = make_deps(
-        config, model=model, planning_model=planning_model, tools=static, providers=providers
+        config,
+        model=resolve_model(model, config.model, "model"),
+        planning_model=(
+            resolve_model(planning_model, config.planning_model, "planning_model")
+            if planning_model is not None or config.planning_model is not None
+            else None
+        ),
+        tools=static,
+        providers=providers,
     )
     builder = StateGraph(AgentState, context_schema=RunContext)
-    builder.add_node(*node(plan, aplan, deps))
-    builder.add_node(*node(execute_step, aexecute_step, deps))
-    builder.add_node(*node(review_tools, areview_tools, deps))
-    builder.add_node(*node(tool_node, atool_node, deps))
-    builder.add_node(*node(reflect, areflect, deps))
-    builder.add_node(*node(revise_plan, arevise_plan, deps))
-    builder.add_node(*node(finalize, afinalize, deps))
+    specs = [
+        plan.SPEC,
+        execute_step.SPEC,
+        review_tools.SPEC,
+        tool_node.SPEC,
+        reflect.SPEC,
+        revise_plan.SPEC,
+        finalize.SPEC,
+    ]
+    callbacks = add_nodes(builder, specs, deps, observer=observer, checkpointer=checkpointer)
     builder.add_edge(START, "plan")
-    builder.add_edge("plan", "execute_step")
+    builder.add_conditional_edges("plan", router(route_next, deps), NEXT)
     builder.add_conditional_edges(
-        "execute_step",
-        router(route_after_execute, config),
-        ["review_tools", "tool_node", "reflect", "execute_step", "finalize"],
+        "execute_step", router(route_after_execute, deps), ["review_tools", "tool_node", *NEXT]
     )
     builder.add_conditional_edges(
-        "review_tools", router(route_after_review, config), ["tool_node", "finalize"]
+        "review_tools", router(route_after_review, deps), ["tool_node", "finalize"]
     )
-    builder.add_edge("tool_node", "execute_step")
     builder.add_conditional_edges(
-        "reflect", router(route_after_reflect, config), ["revise_plan", "execute_step", "finalize"]
+        "tool_node", router(route_after_tools, deps), ["tool_node", *NEXT]
     )
-    builder.add_edge("revise_plan", "execute_step")
+    builder.add_conditional_edges("reflect", router(route_after_reflect, deps), AFTER_REFLECT)
+    builder.add_conditional_edges("revise_plan", router(route_next, deps), NEXT)
     builder.add_edge("finalize", END)
     return compile_graph(
-        builder, config, checkpointer=checkpointer, store=store, deps=deps, observer=observer
+        builder, config, checkpointer=checkpointer, store=store, callbacks=callbacks
     )

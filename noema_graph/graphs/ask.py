@@ -11,11 +11,10 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.graphs._wiring import node
-from noema_graph.graphs.runtime import compile_graph
+from noema_graph.graphs._wiring import add_nodes
+from noema_graph.graphs.runtime import compile_graph, resolve_model
+from noema_graph.nodes import generate_answer, recall_memory
 from noema_graph.nodes.deps import make_deps
-from noema_graph.nodes.generate_answer import agenerate_answer, generate_answer
-from noema_graph.nodes.recall_memory import arecall_memory, recall_memory
 from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AskState
@@ -24,7 +23,7 @@ from noema_graph.state.agent import AskState
 def build_ask_graph(
     config: AgentConfig | None = None,
     *,
-    model: BaseChatModel,
+    model: BaseChatModel | None = None,
     checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
     observer: Observer | None = None,
@@ -37,13 +36,13 @@ def build_ask_graph(
     config = AgentConfig(
         **{**base.model_dump(exclude={"mode"}), "mode": "ask", "output_schema": base.output_schema}
     )
-    deps = make_deps(config, model=model)
+    deps = make_deps(config, model=resolve_model(model, config.model, "model"))
     builder = StateGraph(AskState, context_schema=RunContext)
-    builder.add_node(*node(recall_memory, arecall_memory, deps))
-    builder.add_node(*node(generate_answer, agenerate_answer, deps))
+    specs = [recall_memory.SPEC, generate_answer.SPEC]
+    callbacks = add_nodes(builder, specs, deps, observer=observer, checkpointer=checkpointer)
     builder.add_edge(START, "recall_memory")
     builder.add_edge("recall_memory", "generate_answer")
     builder.add_edge("generate_answer", END)
     return compile_graph(
-        builder, config, checkpointer=checkpointer, store=store, deps=deps, observer=observer
+        builder, config, checkpointer=checkpointer, store=store, callbacks=callbacks
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
@@ -14,8 +15,7 @@ from langgraph.store.base import BaseStore
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
 from noema_graph.hooks import AGENT
-from noema_graph.nodes.deps import AgentDeps, ToolProvider
-from noema_graph.observability import Observer, default_observer
+from noema_graph.nodes.deps import ToolProvider
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 from noema_graph.tools.ask_user import ask_user_tool
@@ -23,6 +23,8 @@ from noema_graph.tools.ask_user import ask_user_tool
 # Save a checkpoint after every superstep before the next one starts, so a crash never
 # re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).
 DURABILITY = "sync"
+DURABILITY_KEY = "__pregel_durability"
+"""The config key Pregel reads a graph's default durability from (what ``durability=`` sets)."""
 
 
 def compile_graph(
@@ -31,18 +33,13 @@ def compile_graph(
     *,
     checkpointer: CheckpointerArg,
     store: BaseStore | None,
-    deps: AgentDeps,
-    observer: Observer | None = None,
+    callbacks: list[BaseCallbackHandler],
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``builder`` with the limits' recursion bound and sync durability.
 
-    Every node is instrumented by ``observer`` (the default one when None): logs, metrics,
-    OpenTelemetry spans and the event log; its callbacks ride along with the caller's.
+    ``callbacks`` (the observer's) ride along with the caller's.
     """
     _check_hooks(config, set(builder.nodes))
-    callbacks = (observer or default_observer()).instrument(
-        builder, config, checkpointer=checkpointer, tools=deps.tools, cost=deps.cost
-    )
     graph = builder.compile(checkpointer=checkpointer, store=store, name=config.name)
     if checkpointer is None or checkpointer is False:
         # durability means nothing without a saver, and langgraph 1.2.22 crashes on "sync"
@@ -50,9 +47,25 @@ def compile_graph(
         return graph.with_config(recursion_limit=config.recursion_limit(), callbacks=callbacks)
     return graph.with_config(
         recursion_limit=config.recursion_limit(),
-        configurable={CONFIG_KEY_DURABILITY: DURABILITY},
+        configurable={DURABILITY_KEY: DURABILITY},
         callbacks=callbacks,
     )
+
+
+def resolve_model(given: BaseChatModel | None, spec: str | None, field: str) -> BaseChatModel:
+    """Return the model passed in, else ``make_model(AgentConfig.<field>)``.
+
+    With neither, ``make_model()`` picks the default from the environment (the embedded
+    model when no API key is set).
+    """
+    if given is not None:
+        return given
+    from noema_graph.models.factory import make_model  # the OpenAI client loads only here
+
+    try:
+        return make_model(spec)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"AgentConfig.{field}", str(exc), fix=exc.fix) from None
 
 
 def _check_hooks(config: AgentConfig, nodes: set[str]) -> None:

@@ -4,7 +4,8 @@ A working tier per thread and a persistent tier per user and agent, recalled sem
 (offline embedder) or by keyword (BM25).
 
 Use :class:`MemoryManager` directly, or the run helpers :func:`recall_context` /
-:func:`persist_run` (and their async twins), which never raise on a store failure.
+:func:`persist_run` (and their async forms), which never raise on a store failure; nodes
+use their step forms :func:`recall_steps` / :func:`persist_steps`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from noema_graph.memory.run import (
     apersist_run,
     arecall_context,
     persist_run,
+    persist_steps,
     recall_context,
+    recall_steps,
 )
 
 __all__ = [
@@ -52,5 +55,7 @@ __all__ = [
     "available_embedders",
     "default_embedder",
     "persist_run",
+    "persist_steps",
     "recall_context",
+    "recall_steps",
 ]

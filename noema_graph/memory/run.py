@@ -15,11 +15,13 @@ import hashlib
 import logging
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
+from noema_graph.effects import Steps, adrive, drive, io
 from noema_graph.memory.manager import MemoryManager
 from noema_graph.memory.models import MemoryEntry, MemoryRecall, MemoryUnavailable, now_utc
 
@@ -29,6 +31,8 @@ logger = logging.getLogger(__name__)
 # malformed stored value fails validation. Programming errors are not caught.
 MEMORY_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, ValidationError)
 MAX_CHARS = 4_000
+MAX_QUERY_CHARS = 2_000
+"""Characters of a request used as the recall query (a long request is not embedded whole)."""
 
 
 def _manager(
@@ -74,7 +78,7 @@ def _run_entries(
     return entries
 
 
-def recall_context(
+def recall_steps(
     store: BaseStore | None,
     *,
     user_id: str,
@@ -83,15 +87,18 @@ def recall_context(
     query: str,
     limit: int = 5,
     embedder: Embeddings | None = None,
-) -> MemoryRecall:
+) -> Steps[MemoryRecall]:
     """Recall memories for ``query`` from this thread and the user's agent memory. Read-only.
+
+    A node step (driven sync or async); :func:`recall_context` and :func:`arecall_context`
+    drive it for callers outside a graph.
 
     Args:
         store: The graph's Store; None (no store configured) recalls nothing.
         user_id: Whose persistent memory to search.
         agent: Which agent's persistent memory to search.
         thread_id: This conversation; None searches persistent memory only.
-        query: What to look for.
+        query: What to look for (only its first ``MAX_QUERY_CHARS`` characters are used).
         limit: At most this many hits.
         embedder: Semantic recall with this model; None recalls by keyword.
 
@@ -101,33 +108,18 @@ def recall_context(
     if store is None or not query.strip():
         return MemoryRecall([])
     manager = _manager(store, user_id, agent, thread_id, embedder)
+    text = query[:MAX_QUERY_CHARS]
     try:
-        return MemoryRecall(manager.recall(query, "all", limit))
+        hits = yield io(
+            lambda: manager.recall(text, "all", limit),
+            lambda: manager.arecall(text, "all", limit),
+        )
     except MEMORY_ERRORS as exc:
         return MemoryRecall([], _unavailable("recall", exc))
+    return MemoryRecall(hits)
 
 
-async def arecall_context(
-    store: BaseStore | None,
-    *,
-    user_id: str,
-    agent: str,
-    thread_id: str | None = None,
-    query: str,
-    limit: int = 5,
-    embedder: Embeddings | None = None,
-) -> MemoryRecall:
-    """Async twin of :func:`recall_context`."""
-    if store is None or not query.strip():
-        return MemoryRecall([])
-    manager = _manager(store, user_id, agent, thread_id, embedder)
-    try:
-        return MemoryRecall(await manager.arecall(query, "all", limit))
-    except MEMORY_ERRORS as exc:
-        return MemoryRecall([], _unavailable("recall", exc))
-
-
-def persist_run(
+def persist_steps(
     store: BaseStore | None,
     *,
     user_id: str,
@@ -137,11 +129,11 @@ def persist_run(
     result: str,
     observations: Sequence[str] = (),
     embedder: Embeddings | None = None,
-) -> MemoryUnavailable | None:
+) -> Steps[MemoryUnavailable | None]:
     """Remember a finished run; one Store batch, idempotent for the same run.
 
     The request and result go to the persistent tier (a ``run_summary``), each observation to
-    this thread's working tier.
+    this thread's working tier. A node step; :func:`persist_run` / :func:`apersist_run` drive it.
 
     Returns:
         None when stored (or there is no store), else the :class:`MemoryUnavailable` warning.
@@ -149,30 +141,29 @@ def persist_run(
     if store is None:
         return None
     manager = _manager(store, user_id, agent, thread_id, embedder)
+    entries = _run_entries(thread_id, request, result, observations)
     try:
-        manager.store_entries(_run_entries(thread_id, request, result, observations))
+        yield io(lambda: manager.store_entries(entries), lambda: manager.astore_entries(entries))
     except MEMORY_ERRORS as exc:
         return _unavailable("persist", exc)
     return None
 
 
-async def apersist_run(
-    store: BaseStore | None,
-    *,
-    user_id: str,
-    agent: str,
-    thread_id: str | None,
-    request: str,
-    result: str,
-    observations: Sequence[str] = (),
-    embedder: Embeddings | None = None,
-) -> MemoryUnavailable | None:
-    """Async twin of :func:`persist_run`."""
-    if store is None:
-        return None
-    manager = _manager(store, user_id, agent, thread_id, embedder)
-    try:
-        await manager.astore_entries(_run_entries(thread_id, request, result, observations))
-    except MEMORY_ERRORS as exc:
-        return _unavailable("persist", exc)
-    return None
+def recall_context(store: BaseStore | None, **kwargs: Any) -> MemoryRecall:
+    """Drive :func:`recall_steps` blocking (same arguments)."""
+    return drive(recall_steps(store, **kwargs))
+
+
+async def arecall_context(store: BaseStore | None, **kwargs: Any) -> MemoryRecall:
+    """Drive :func:`recall_steps` asynchronously (same arguments)."""
+    return await adrive(recall_steps(store, **kwargs))
+
+
+def persist_run(store: BaseStore | None, **kwargs: Any) -> MemoryUnavailable | None:
+    """Drive :func:`persist_steps` blocking (same arguments)."""
+    return drive(persist_steps(store, **kwargs))
+
+
+async def apersist_run(store: BaseStore | None, **kwargs: Any) -> MemoryUnavailable | None:
+    """Drive :func:`persist_steps` asynchronously (same arguments)."""
+    return await adrive(persist_steps(store, **kwargs))

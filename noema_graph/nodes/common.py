@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
@@ -16,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from noema_graph.context import RunContext, context_of
 from noema_graph.events import ActivityEvent
-from noema_graph.state.models import RunInfo, TaskPlan
+from noema_graph.state.models import RunInfo, TaskPlan, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,28 @@ def stopwatch() -> Generator[list[float]]:
         yield cell
     finally:
         cell[0] = time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class Span:
+    """How long something took, and when it started and ended (UTC, ISO 8601)."""
+
+    seconds: float
+    started_at: str
+    ended_at: str
+
+
+class Clock:
+    """Time one piece of work: a monotonic duration plus wall-clock start and end."""
+
+    def __init__(self) -> None:
+        """Start timing now."""
+        self._start = time.perf_counter()
+        self._started_at = utc_now()
+
+    def stop(self) -> Span:
+        """Return the span from start until now."""
+        return Span(time.perf_counter() - self._start, self._started_at, utc_now())
 
 
 def new_run(runtime: Runtime[Any], *, model: str, request: str) -> RunInfo:

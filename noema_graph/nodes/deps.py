@@ -18,11 +18,13 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from noema_graph.config import AgentConfig
+from noema_graph.effects import Steps, io
 from noema_graph.memory import default_embedder
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
+from noema_graph.tools.concurrency import is_concurrency_safe
 
 
 @runtime_checkable
@@ -35,6 +37,10 @@ class ToolProvider(Protocol):
 
     async def aget_tools(self) -> list[BaseTool]:
         """Async twin of get_tools."""
+        ...
+
+    def loaded_tools(self) -> list[BaseTool]:
+        """Return the tools already loaded, without opening anything."""
         ...
 
     def close(self) -> None:
@@ -86,6 +92,18 @@ class AgentDeps:
         quiet = model.model_copy(update={"disable_streaming": True})
         return structured(quiet, schema, include_raw=True).with_config(tags=["nostream"])
 
+    @cached_property
+    def concurrency_safe(self) -> frozenset[str]:
+        """Return the names of static tools whose calls may run concurrently."""
+        return frozenset(t.name for t in self.tools if is_concurrency_safe(t))
+
+    def safe_tool_names(self) -> frozenset[str]:
+        """Return every tool name (static and from providers already open) safe to overlap."""
+        if not self.providers:
+            return self.concurrency_safe
+        opened = [t for p in self.providers for t in p.loaded_tools()]
+        return self.concurrency_safe | {t.name for t in opened if is_concurrency_safe(t)}
+
     def tool_list(self) -> list[BaseTool]:
         """Return the static tools followed by every provider's tools."""
         tools = list(self.tools)
@@ -126,3 +144,11 @@ def make_deps(
         tools=tuple(tools),
         providers=tuple(providers),
     )
+
+
+def list_tools(deps: AgentDeps) -> Steps[list[BaseTool]]:
+    """Return the graph's tools; opening providers (MCP sessions) is I/O, done as an effect."""
+    if not deps.providers:
+        return list(deps.tools)
+    tools: list[BaseTool] = yield io(deps.tool_list, deps.atool_list)
+    return tools

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from uuid import uuid4
 
@@ -19,21 +20,23 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from noema_graph.config import AgentConfig
+from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
 from noema_graph.models.grammar import bind_react_grammar
-from noema_graph.nodes.abort import race_abort
-from noema_graph.nodes.common import ctx, emit, plan_text, results_text, stopwatch, tools_text
+from noema_graph.nodes.common import emit, plan_text, results_text, stopwatch, tools_text
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
-from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import ainvoke_with_retries, as_ai_message, invoke_with_retries, usage_of
+from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
 from noema_graph.nodes.output import grounded
-from noema_graph.nodes.routing import pending_tool_calls, route_before_model
+from noema_graph.nodes.routing import pending_tool_calls
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import EXECUTE, REACT
 from noema_graph.protocols.react import parse_response
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, TaskPlan
+from noema_graph.state.outcome import Outcome
 
 ANSWER_ONLY_NOTE = (
     "\nTools are not available for this turn: you repeated the same call without progress. "
@@ -193,16 +196,6 @@ def _apply(
     return update
 
 
-def _guard(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any] | None:
-    """Return an update that skips the model call, or None when the model may be called."""
-    context = ctx(runtime)
-    if context.aborted():
-        return {"cancelled": True}
-    if route_before_model(state, deps.config, context) != "call_model":
-        return {}
-    return None
-
-
 def _failure(
     state: AgentState,
     runtime: Runtime[Any],
@@ -235,46 +228,20 @@ def _prepare(
     return prompt, extra, trace
 
 
-def execute_step(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def execute_step(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[dict[str, Any]]:
     """Call the model on the current step with the tools bound.
 
     Reads: plan, messages, trace, counters. Writes: messages (the answer, tool calls or the
-    step's result), plan (advanced when the step is done), iteration, usage, trace.
-    Skips the model (writes nothing, or ``cancelled``) when a limit, a loop or a due
-    reflection means the router must take over.
+    step's result), plan (advanced when the step is done), iteration, usage, trace. The
+    routers send the run here only when the model may be called.
     """
-    if (skip := _guard(state, runtime, deps)) is not None:
-        return skip
     with stopwatch() as took:
-        tools = [] if answer_only_note(state, deps.config) else deps.tool_list()
+        tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
-            response = invoke_with_retries(
-                _step_model(state, deps, tools), prompt, attempts=deps.config.model_retries
-            )
-        except LLMError as exc:
-            response = exc
-    if isinstance(response, LLMError):
-        return _failure(state, runtime, response, extra, took[0])
-    return _apply(state, runtime, deps, response, extra, took[0], trace)
-
-
-async def aexecute_step(
-    state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
-) -> dict[str, Any]:
-    """Async twin of :func:`execute_step`."""
-    if (skip := _guard(state, runtime, deps)) is not None:
-        return skip
-    with stopwatch() as took:
-        tools = [] if answer_only_note(state, deps.config) else await deps.atool_list()
-        prompt, extra, trace = _prepare(state, runtime, deps, tools)
-        try:
-            response = await race_abort(
-                ainvoke_with_retries(
-                    _step_model(state, deps, tools), prompt, attempts=deps.config.model_retries
-                ),
-                ctx(runtime),
-            )
+            response = yield from call_model(_step_model(state, deps, tools), prompt, runtime, deps)
         except LLMError as exc:
             response = exc
         except Cancelled:
@@ -282,3 +249,19 @@ async def aexecute_step(
     if isinstance(response, LLMError):
         return _failure(state, runtime, response, extra, took[0])
     return _apply(state, runtime, deps, response, extra, took[0], trace)
+
+
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify execute_step's update: an error, tool calls to run, or a step answered."""
+    if update.get("cancelled"):
+        return Outcome.TERMINATE, "cancelled"
+    if update.get("llm_error"):
+        return Outcome.ERROR, str(update["llm_error"])
+    messages = update.get("messages") or []
+    message = messages[-1] if messages else None
+    if isinstance(message, AIMessage) and message.tool_calls:
+        return Outcome.LOOP_BACK, f"tool calls: {len(message.tool_calls)}"
+    return Outcome.SUCCESS, "step answered"
+
+
+SPEC = NodeSpec(execute_step, outcome, calls_model=True)

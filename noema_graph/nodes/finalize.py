@@ -3,33 +3,30 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
-from noema_graph.errors import LLMError
+from noema_graph.effects import Steps
+from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import ContentChunk, TurnEnd
-from noema_graph.memory import apersist_run, persist_run
+from noema_graph.memory import persist_steps
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.grounding import grounded_schema, observed
-from noema_graph.nodes.llm import (
-    aask_structured,
-    ainvoke_with_retries,
-    ask_structured,
-    invoke_with_retries,
-    usage_of,
-)
+from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usage_of
 from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import FINAL_ANSWER, FINALIZE, without_examples
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, Usage
-from noema_graph.state.reducers import append_steps
+from noema_graph.state.outcome import Outcome, run_outcome
+from noema_graph.state.reducers import apply_update
 
 # Limits that no longer matter once the work is done. After max_iterations the final answer
 # may still be written by the model (finalize is not an iteration); after a time or money
@@ -141,22 +138,9 @@ def _single_result(state: AgentState, deps: AgentDeps) -> str | None:
     return done[0][1] if plan is not None and len(plan.steps) == 1 and len(done) == 1 else None
 
 
-def _finish(
-    state: AgentState,
-    runtime: Runtime[Any],
-    deps: AgentDeps,
-    reason: StopReason | None,
-    answer: tuple[Any, Usage, bool],
-    seconds: float,
-) -> dict[str, Any]:
-    raw, usage, synthesized = answer
-    result, validated = (
-        validate_result(raw, deps.config.output_schema)
-        if reason is None
-        else (partial_result(state.get("plan")), None)
-    )
-    text = result if isinstance(result, str) else json.dumps(result, default=str)
-    dangling = [
+def _dangling(state: AgentState, reason: StopReason | None) -> list[ToolMessage]:
+    """Answer the calls a stop left without a result, so the history stays well-formed."""
+    return [
         ToolMessage(
             f"Not executed: the run stopped ({reason or 'finished'}).",
             tool_call_id=str(c["id"]),
@@ -165,7 +149,24 @@ def _finish(
         )
         for c in pending_tool_calls(state)
     ]
-    messages: list[Any] = [*dangling]
+
+
+def _finish(
+    state: AgentState,
+    deps: AgentDeps,
+    reason: StopReason | None,
+    answer: tuple[Any, Usage, bool],
+    seconds: float,
+) -> dict[str, Any]:
+    """Return finalize's update; the output is built from the state that update produces."""
+    raw, usage, synthesized = answer
+    result, validated = (
+        validate_result(raw, deps.config.output_schema)
+        if reason is None
+        else (partial_result(state.get("plan")), None)
+    )
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    messages: list[Any] = _dangling(state, reason)
     if synthesized or reason is not None:
         note = f"[{STOP_MESSAGES[reason]}]\n" if reason else ""
         messages.append(AIMessage(content=note + text))
@@ -175,25 +176,15 @@ def _finish(
         observation=text[:2000],
         round=int(state.get("iteration") or 0),
     )
-    trace = append_steps(list(state.get("trace") or []), [[step]])
-    total = (state.get("usage") or Usage()) + usage
-    output = build_output(
-        state,
-        deps.config,
-        result=result,
-        validated=validated,
-        reason=reason,
-        trace=trace,
-        usage=total,
-        extra_seconds=seconds,
-    )
-    return {
-        "output": output.model_dump(mode="json"),
+    update: dict[str, Any] = {
         "messages": messages,
         "trace": [step],
         "usage": usage,
         "elapsed_s": seconds,
     }
+    final = apply_update(AgentState, state, update)
+    output = build_output(final, deps.config, result=result, validated=validated, reason=reason)
+    return {**update, "output": output.model_dump(mode="json")}
 
 
 def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
@@ -215,91 +206,99 @@ def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
     )
 
 
-def _persist_args(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, update: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Return persist_run arguments when this run's result should be remembered."""
-    output = update["output"]
-    if not (deps.config.persist_memory and output["success"] and runtime.store is not None):
-        return None
-    observations = [s.observation or "" for s in state.get("trace") or [] if s.kind == "tool"]
-    result = output["result"]
-    return {
-        "user_id": ctx(runtime).user_id,
-        "agent": deps.config.name,
-        "thread_id": thread_id(),
-        "request": latest_request(state.get("messages", [])),
-        "result": result if isinstance(result, str) else json.dumps(result, default=str),
-        "observations": observations[-10:],
-        "embedder": deps.embedder,
-    }
+def _answer(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, may_call: bool
+) -> Steps[tuple[Any, Usage, bool]]:
+    """Return (answer, usage, whether the model wrote it) for a run that may be answered."""
+    single = _single_result(state, deps)
+    if may_call and deps.config.output_schema is not None:
+        value, used, _ = yield from ask_structured(
+            deps.model,
+            _answer_schema(state, deps),
+            _prompt(state, deps),
+            runtime,
+            deps,
+            attempts=2,
+        )
+        fallback = single or partial_result(state.get("plan"))
+        return (value if value is not None else fallback, used, True)
+    if may_call and single is None:
+        message = as_ai_message(
+            (yield from call_model(deps.model, _prompt(state, deps), runtime, deps))
+        )
+        return (message.text, usage_of(message, deps), True)
+    if single is not None:
+        return (single, Usage(), False)
+    return (partial_result(state.get("plan")), Usage(), False)
 
 
-def finalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Write the final answer, or the partial result and why the run stopped.
 
-    Reads: plan, trace, usage, counters. Writes: output (the contract), messages, trace.
-    Closes the run's tool providers (MCP sessions).
+    Reads: plan, trace, usage, counters. Writes: output (the contract, built from the state
+    after this update), messages, trace, usage.
     """
     reason, may_call = _decide(state, runtime, deps)
-    answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
     with stopwatch() as took:
-        single = _single_result(state, deps)
         try:
-            if may_call and deps.config.output_schema is not None:
-                value, used, _ = ask_structured(
-                    deps.model, _answer_schema(state, deps), _prompt(state, deps), deps, attempts=2
-                )
-                answer = (value if value is not None else single or answer[0], used, True)
-            elif may_call and single is None:
-                message = invoke_with_retries(
-                    deps.model, _prompt(state, deps), attempts=deps.config.model_retries
-                )
-                answer = (message.text, usage_of(message, deps), True)
-            elif single is not None:
-                answer = (single, Usage(), False)
-        except LLMError as exc:
-            state = {**state, "llm_error": str(exc)}
-            reason = "llm_error"
-        for provider in deps.providers:
-            provider.close()
-    update = _finish(state, runtime, deps, reason, answer, took[0])
-    if (args := _persist_args(state, runtime, deps, update)) is not None and (
-        failed := persist_run(runtime.store, **args)
-    ) is not None:
-        emit(runtime, failed.to_event(), state)
-    announce(runtime, state, update["output"])
+            answer = yield from _answer(state, runtime, deps, may_call)
+        except (LLMError, Cancelled) as exc:
+            code: StopReason = "cancelled" if isinstance(exc, Cancelled) else "llm_error"
+            state = {**state, "llm_error": str(exc)} if code == "llm_error" else state
+            answer, reason = (partial_result(state.get("plan")), Usage(), False), code
+    update = _finish(state, deps, reason, answer, took[0])
+    if reason == "llm_error":
+        update["llm_error"] = state.get("llm_error")
     return update
 
 
-async def afinalize(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Async twin of :func:`finalize`."""
-    reason, may_call = _decide(state, runtime, deps)
-    answer: tuple[Any, Usage, bool] = (partial_result(state.get("plan")), Usage(), False)
-    with stopwatch() as took:
-        single = _single_result(state, deps)
-        try:
-            if may_call and deps.config.output_schema is not None:
-                value, used, _ = await aask_structured(
-                    deps.model, _answer_schema(state, deps), _prompt(state, deps), deps, attempts=2
-                )
-                answer = (value if value is not None else single or answer[0], used, True)
-            elif may_call and single is None:
-                message = await ainvoke_with_retries(
-                    deps.model, _prompt(state, deps), attempts=deps.config.model_retries
-                )
-                answer = (message.text, usage_of(message, deps), True)
-            elif single is not None:
-                answer = (single, Usage(), False)
-        except LLMError as exc:
-            state = {**state, "llm_error": str(exc)}
-            reason = "llm_error"
-        for provider in deps.providers:
-            await provider.aclose()
-    update = _finish(state, runtime, deps, reason, answer, took[0])
-    if (args := _persist_args(state, runtime, deps, update)) is not None and (
-        failed := await apersist_run(runtime.store, **args)
-    ) is not None:
-        emit(runtime, failed.to_event(), state)
+def close_run(
+    state: AgentState, update: dict[str, Any], runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[None]:
+    """Remember the run, then announce its answer (``content``, ``turn_end`` events).
+
+    Runs after finalize and its post hooks, so a redacting hook applies to what is stored
+    and shown.
+    """
+    yield from remember(state, update, runtime, deps)
     announce(runtime, state, update["output"])
-    return update
+
+
+def remember(
+    state: AgentState, update: dict[str, Any], runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[None]:
+    """Store a successful run's request, result and observations in long-term memory.
+
+    A memory failure becomes a warning event; it never fails the run.
+    """
+    output = update.get("output") or {}
+    if not (deps.config.persist_memory and output.get("success") and runtime.store is not None):
+        return
+    observations = [s.observation or "" for s in state.get("trace") or [] if s.kind == "tool"]
+    result = output["result"]
+    failed = yield from persist_steps(
+        runtime.store,
+        user_id=ctx(runtime).user_id,
+        agent=deps.config.name,
+        thread_id=thread_id(),
+        request=latest_request(state.get("messages", [])),
+        result=result if isinstance(result, str) else json.dumps(result, default=str),
+        observations=observations[-10:],
+        embedder=deps.embedder,
+    )
+    if failed is not None:
+        emit(runtime, failed.to_event(), state)
+
+
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify a final node's update by its output contract."""
+    output = update.get("output") or {}
+    error = output.get("error") or {}
+    code = error.get("code")
+    kind = run_outcome(
+        success=bool(output.get("success")), validated=output.get("validated"), code=code
+    )
+    return kind, code or "finished"
+
+
+SPEC = NodeSpec(finalize, outcome, calls_model=True, after=close_run)

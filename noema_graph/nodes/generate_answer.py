@@ -7,18 +7,21 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
 
+from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import ErrorEvent
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.finalize import announce, validate_result
-from noema_graph.nodes.llm import ainvoke_with_retries, invoke_with_retries, usage_of
+from noema_graph.nodes.finalize import outcome as finalize_outcome
+from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
 from noema_graph.nodes.output import build_output
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import ANSWER
 from noema_graph.state.agent import AskState
 from noema_graph.state.models import HookFailure, ReasoningStep, StopReason, Usage
-from noema_graph.state.reducers import append_steps
+from noema_graph.state.reducers import apply_update
 
 
 def _prompt(state: AskState, deps: AgentDeps) -> list[BaseMessage]:
@@ -53,31 +56,22 @@ def _finish(
         observation=text[:2000],
         round=1,
     )
-    trace = append_steps(list(state.get("trace") or []), [[step]])
-    total = (state.get("usage") or Usage()) + usage
-    output = build_output(
-        {**state, "iteration": 1},
-        deps.config,
-        result=result,
-        validated=validated,
-        reason=reason,
-        trace=trace,
-        usage=total,
-        extra_seconds=seconds,
-    )
-    announce(runtime, state, output.model_dump(mode="json"))
-    messages = [AIMessage(content=text)] if text else []
-    return {
-        "output": output.model_dump(mode="json"),
-        "messages": messages,
+    update: dict[str, Any] = {
+        "messages": [AIMessage(content=text)] if text else [],
         "trace": [step],
         "usage": usage,
         "elapsed_s": seconds,
         "llm_error": state.get("llm_error"),
     }
+    final = {**apply_update(AskState, state, update), "iteration": 1}
+    output = build_output(final, deps.config, result=result, validated=validated, reason=reason)
+    announce(runtime, state, output.model_dump(mode="json"))
+    return {**update, "output": output.model_dump(mode="json")}
 
 
-def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def generate_answer(
+    state: AskState, runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[dict[str, Any]]:
     """Answer the question with the model alone: no tools are bound.
 
     Reads: messages, memory_context. Writes: output, messages, trace, usage.
@@ -87,26 +81,12 @@ def generate_answer(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) 
     response: AIMessage | LLMError
     with stopwatch() as took:
         try:
-            response = invoke_with_retries(
-                deps.model, _prompt(state, deps), attempts=deps.config.model_retries
+            response = as_ai_message(
+                (yield from call_model(deps.model, _prompt(state, deps), runtime, deps))
             )
         except LLMError as exc:
             response = exc
     return _finish(state, runtime, deps, response, took[0])
 
 
-async def agenerate_answer(
-    state: AskState, runtime: Runtime[Any], *, deps: AgentDeps
-) -> dict[str, Any]:
-    """Async twin of :func:`generate_answer`."""
-    if (hook := state.get("hook_error")) is not None:  # a hook ended the run
-        return _finish(state, runtime, deps, hook, 0.0)
-    response: AIMessage | LLMError
-    with stopwatch() as took:
-        try:
-            response = await ainvoke_with_retries(
-                deps.model, _prompt(state, deps), attempts=deps.config.model_retries
-            )
-        except LLMError as exc:
-            response = exc
-    return _finish(state, runtime, deps, response, took[0])
+SPEC = NodeSpec(generate_answer, finalize_outcome, calls_model=True)

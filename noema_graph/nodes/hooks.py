@@ -1,4 +1,4 @@
-"""Run a node inside its pre/post-process hooks and stamp the update with its outcome.
+"""Pre/post-process hooks around a node, applied by :mod:`noema_graph.nodes.middleware`.
 
 Hook semantics are documented in :mod:`noema_graph.hooks`. A failing hook never raises out
 of the graph: the node's update becomes ``{"hook_error": HookFailure}`` (usage already spent
@@ -8,7 +8,7 @@ is kept) and the routers end the run in ``finalize``, whose output carries the e
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -20,26 +20,21 @@ from noema_graph.errors import HookVeto
 from noema_graph.events import HookFailed
 from noema_graph.hooks import AGENT, HookCall
 from noema_graph.nodes.common import ctx, emit
-from noema_graph.nodes.outcomes import classify
 from noema_graph.state.models import HookFailure
 from noema_graph.state.output import AgentError, AgentOutput
 
 logger = logging.getLogger(__name__)
 
-FIRST_NODES = frozenset({"plan", "recall_memory"})
-FINAL_NODES = frozenset({"finalize", "generate_answer"})
 KEPT_ON_FAILURE = ("usage", "elapsed_s")
 
 Stage = Literal["pre_process", "post_process"]
-NodeFn = Callable[[Any, Runtime[Any]], dict[str, Any]]
-AsyncNodeFn = Callable[[Any, Runtime[Any]], Awaitable[dict[str, Any]]]
 
 
-def _keys(node: str, stage: Stage) -> list[str]:
-    """Return hook keys in run order: the run's own hooks wrap the node's."""
+def _keys(node: str, stage: Stage, *, first: bool, final: bool) -> list[str]:
+    """Return hook keys in run order: the run's own hooks wrap the first and final nodes'."""
     if stage == "pre_process":
-        return [AGENT, node] if node in FIRST_NODES else [node]
-    return [node, AGENT] if node in FINAL_NODES else [node]
+        return [AGENT, node] if first else [node]
+    return [node, AGENT] if final else [node]
 
 
 def _failure(node: str, stage: Stage, exc: Exception) -> HookFailure:
@@ -50,13 +45,20 @@ def _failure(node: str, stage: Stage, exc: Exception) -> HookFailure:
     return HookFailure(code=code, node=node, stage=stage, message=message)
 
 
-def _run_hooks(
-    config: AgentConfig, node: str, stage: Stage, call: HookCall, update: dict[str, Any] | None
+def run_hooks(
+    config: AgentConfig,
+    call: HookCall,
+    stage: Stage,
+    update: dict[str, Any] | None,
+    *,
+    first: bool,
+    final: bool,
 ) -> tuple[dict[str, Any], HookFailure | None]:
     """Apply the hooks of ``stage``; return the patch (pre) or the new update (post)."""
+    node = call.node
     table = config.hooks.pre_process if stage == "pre_process" else config.hooks.post_process
     result: dict[str, Any] = {} if update is None else update
-    for key in _keys(node, stage):
+    for key in _keys(node, stage, first=first, final=final):
         for hook in table.get(key, ()):
             try:
                 if update is None:
@@ -98,76 +100,30 @@ def failed_output(output: Mapping[str, Any], failure: HookFailure) -> dict[str, 
     return failed.model_dump(mode="json")
 
 
-class Wrapped:
-    """A node with its hooks, as the sync and async callables LangGraph runs."""
+def hook_call(config: AgentConfig, node: str, state: Any, runtime: Runtime[Any]) -> HookCall:
+    """Return what the hooks of ``node`` are told about this execution."""
+    return HookCall(config.name, node, MappingProxyType(dict(state)), ctx(runtime))
 
-    def __init__(self, name: str, fn: NodeFn, afn: AsyncNodeFn, config: AgentConfig) -> None:
-        """Wrap ``fn``/``afn`` (called with the state and the runtime) for node ``name``."""
-        self.name, self.fn, self.afn, self.config = name, fn, afn, config
 
-    def _call(self, state: Any, runtime: Runtime[Any]) -> HookCall:
-        return HookCall(self.config.name, self.name, MappingProxyType(dict(state)), ctx(runtime))
+def report(runtime: Runtime[Any], state: Any, failure: HookFailure) -> None:
+    """Log a hook failure and emit its ``hook_failed`` event."""
+    logger.warning("%s hook of %s ended the run: %s", failure.stage, failure.node, failure.message)
+    emit(
+        runtime,
+        HookFailed(
+            code=failure.code, node=failure.node, stage=failure.stage, message=failure.message
+        ),
+        state,
+    )
 
-    def _before(self, state: Any, runtime: Runtime[Any]) -> tuple[Any, HookFailure | None]:
-        patch, failure = _run_hooks(
-            self.config, self.name, "pre_process", self._call(state, runtime), None
-        )
-        if failure is not None:
-            self._report(runtime, state, failure)
-            return {**state, "hook_error": failure}, failure
-        return ({**state, **patch} if patch else state), None
 
-    def _after(
-        self,
-        state: Any,
-        runtime: Runtime[Any],
-        update: dict[str, Any],
-        earlier: HookFailure | None,
-    ) -> dict[str, Any]:
-        if earlier is None:
-            update, failure = _run_hooks(
-                self.config, self.name, "post_process", self._call(state, runtime), update
-            )
-        else:
-            failure = earlier
-        if failure is not None:
-            if earlier is None:
-                self._report(runtime, state, failure)
-            update = self._on_failure(update, failure)
-        return {**update, "outcome": classify(self.name, update)}
-
-    def _on_failure(self, update: dict[str, Any], failure: HookFailure) -> dict[str, Any]:
-        if self.name in FINAL_NODES and "output" in update:
-            return {
-                **update,
-                "output": failed_output(update["output"], failure),
-                "hook_error": failure,
-            }
-        kept = {k: update[k] for k in KEPT_ON_FAILURE if k in update}
-        return {**kept, "hook_error": failure}
-
-    def _report(self, runtime: Runtime[Any], state: Any, failure: HookFailure) -> None:
-        logger.warning(
-            "%s hook of %s ended the run: %s", failure.stage, failure.node, failure.message
-        )
-        emit(
-            runtime,
-            HookFailed(
-                code=failure.code, node=failure.node, stage=failure.stage, message=failure.message
-            ),
-            state,
-        )
-
-    def sync(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Run pre hooks, the node (skipped after a pre-hook failure), post hooks."""
-        seen, failure = self._before(state, runtime)
-        if failure is not None and self.name not in FINAL_NODES:
-            return self._after(seen, runtime, {}, failure)
-        return self._after(seen, runtime, self.fn(seen, runtime), failure)
-
-    async def async_(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Async twin of :meth:`sync`."""
-        seen, failure = self._before(state, runtime)
-        if failure is not None and self.name not in FINAL_NODES:
-            return self._after(seen, runtime, {}, failure)
-        return self._after(seen, runtime, await self.afn(seen, runtime), failure)
+def on_failure(update: dict[str, Any], failure: HookFailure, *, final: bool) -> dict[str, Any]:
+    """Return the update of a node whose hook failed: a final node keeps a failed output."""
+    if final and "output" in update:
+        return {
+            **update,
+            "output": failed_output(update["output"], failure),
+            "hook_error": failure,
+        }
+    kept = {k: update[k] for k in KEPT_ON_FAILURE if k in update}
+    return {**kept, "hook_error": failure}

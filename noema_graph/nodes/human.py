@@ -207,5 +207,6 @@ def clarify(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any]:
         action=ToolAction(tool=name, input={"question": question}, output=text),
         observation=text,
         round=task["round"],
+        call_id=call_id,
     )
     return {"messages": [ToolMessage(text, tool_call_id=call_id, name=name)], "trace": [step]}

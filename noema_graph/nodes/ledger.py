@@ -18,6 +18,8 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
 
+from noema_graph.effects import Steps, io
+
 logger = logging.getLogger(__name__)
 
 LEDGER_NAMESPACE = ("noema", "tool_ledger")
@@ -47,18 +49,21 @@ def _refusal(previous: dict[str, Any]) -> str | None:
     )
 
 
-def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
+def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> Steps[str | None]:
     """Record ``call`` as started; return a refusal if it was recorded before.
 
     A call recorded as ``paused`` (the tool itself called ``interrupt()``) runs again: LangGraph
     re-runs an interrupted task from its start when the caller resumes.
     """
-    namespace = (*LEDGER_NAMESPACE, thread)
+    namespace, key = (*LEDGER_NAMESPACE, thread), str(call["id"])
+    entry = {"status": "started", "tool": call["name"]}
     try:
-        previous = store.get(namespace, str(call["id"]))
+        previous = yield io(lambda: store.get(namespace, key), lambda: store.aget(namespace, key))
         if previous is not None and (refusal := _refusal(previous.value)) is not None:
             return refusal
-        store.put(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
+        yield io(
+            lambda: store.put(namespace, key, entry), lambda: store.aput(namespace, key, entry)
+        )
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
     return None
@@ -66,36 +71,13 @@ def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
 
 def settle(
     store: BaseStore, thread: str, call: dict[str, Any], status: LedgerStatus = "done"
-) -> None:
+) -> Steps[None]:
     """Record ``call`` as ``done`` (or ``paused``: it called ``interrupt()``)."""
+    namespace, key = (*LEDGER_NAMESPACE, thread), str(call["id"])
+    entry = {"status": status, "tool": call["name"]}
     try:
-        store.put(
-            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": status, "tool": call["name"]}
-        )
-    except STORE_ERRORS as exc:
-        logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])
-
-
-async def aclaim(store: BaseStore, thread: str, call: dict[str, Any]) -> str | None:
-    """Async twin of :func:`claim`."""
-    namespace = (*LEDGER_NAMESPACE, thread)
-    try:
-        previous = await store.aget(namespace, str(call["id"]))
-        if previous is not None and (refusal := _refusal(previous.value)) is not None:
-            return refusal
-        await store.aput(namespace, str(call["id"]), {"status": "started", "tool": call["name"]})
-    except STORE_ERRORS as exc:
-        logger.warning("tool ledger unavailable (%r); running %s unguarded", exc, call["name"])
-    return None
-
-
-async def asettle(
-    store: BaseStore, thread: str, call: dict[str, Any], status: LedgerStatus = "done"
-) -> None:
-    """Async twin of :func:`settle`."""
-    try:
-        await store.aput(
-            (*LEDGER_NAMESPACE, thread), str(call["id"]), {"status": status, "tool": call["name"]}
+        yield io(
+            lambda: store.put(namespace, key, entry), lambda: store.aput(namespace, key, entry)
         )
     except STORE_ERRORS as exc:
         logger.warning("tool ledger unavailable (%r) after %s", exc, call["name"])

@@ -1,61 +1,55 @@
-"""Model calls shared by the nodes: retries, usage, cost and structured output.
+"""Model calls shared by the nodes: one call, structured output with feedback, usage and cost.
 
-Transient failures (timeouts, connection errors, 429, 5xx) are retried with exponential
-backoff and jitter; anything else the provider raises becomes :class:`LLMError`, which the
-nodes turn into ``output.error.code = "llm_error"``.
+Each helper is a node step (see :mod:`noema_graph.effects`): written once, driven sync
+or async. Transient failures (timeouts, connection errors, 429, 5xx) are retried by
+LangGraph: the node raises :class:`TransientModelError` and its ``RetryPolicy`` runs it again,
+until the last attempt, which turns the failure into :class:`LLMError`. Anything else the
+provider raises becomes :class:`LLMError` at once; the nodes record it and the routers end the
+run in ``finalize`` with ``error.code = "llm_error"``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import random
-import time
+import json
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-import openai
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 from pydantic import BaseModel, ValidationError
 
-from noema_graph.errors import LLMError
+from noema_graph.effects import Steps, bounded
+from noema_graph.errors import LLMError, TransientModelError
+from noema_graph.models.errors import is_provider_error, is_transient, is_unfinished_answer
+from noema_graph.nodes.common import ctx
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.models import Usage
 
-logger = logging.getLogger(__name__)
-
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    ConnectionError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-    openai.RateLimitError,
-    openai.InternalServerError,
-    httpx.TransportError,
-)
-PROVIDER_ERRORS: tuple[type[BaseException], ...] = (openai.OpenAIError, httpx.HTTPError, OSError)
-# The answer was cut off or filtered: the structured value is missing, not the provider.
-UNFINISHED_ANSWER: tuple[type[BaseException], ...] = (
-    openai.LengthFinishReasonError,
-    openai.ContentFilterFinishReasonError,
-)
 STRUCTURED_ERRORS: tuple[type[BaseException], ...] = (
-    *UNFINISHED_ANSWER,
     ValidationError,
     OutputParserException,
     ValueError,
     KeyError,
 )
-BASE_DELAY_S = 0.5
+"""What a structured-output wrapper raises for an answer that is not the schema."""
 
 
-def backoff_delay(attempt: int) -> float:
-    """Return the delay before retry ``attempt`` (1-based): exponential with full jitter."""
-    return random.uniform(0, BASE_DELAY_S * 2 ** (attempt - 1))
+def retry_policy(deps: AgentDeps) -> RetryPolicy:
+    """Return the node retry policy for transient model errors (``model_retries`` attempts)."""
+    return RetryPolicy(
+        initial_interval=0.5,
+        max_attempts=deps.config.model_retries,
+        retry_on=TransientModelError,
+    )
+
+
+def _attempt(runtime: Runtime[Any]) -> int:
+    info = getattr(runtime, "execution_info", None)
+    return int(getattr(info, "node_attempt", 1) or 1)
 
 
 def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
@@ -73,44 +67,6 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
     )
 
 
-def invoke_with_retries(
-    runnable: Runnable[Any, Any], prompt: Sequence[BaseMessage], *, attempts: int
-) -> Any:
-    """Invoke ``runnable``, retrying transient errors; raise LLMError otherwise."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return runnable.invoke(list(prompt))
-        except TRANSIENT_ERRORS as exc:
-            if attempt == attempts:
-                raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
-            logger.info("transient model error (attempt %d): %r", attempt, exc)
-            time.sleep(backoff_delay(attempt))
-        except UNFINISHED_ANSWER:
-            raise
-        except PROVIDER_ERRORS as exc:
-            raise LLMError(f"model call failed: {exc!r}") from exc
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def ainvoke_with_retries(
-    runnable: Runnable[Any, Any], prompt: Sequence[BaseMessage], *, attempts: int
-) -> Any:
-    """Async twin of :func:`invoke_with_retries`."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return await runnable.ainvoke(list(prompt))
-        except TRANSIENT_ERRORS as exc:
-            if attempt == attempts:
-                raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
-            logger.info("transient model error (attempt %d): %r", attempt, exc)
-            await asyncio.sleep(backoff_delay(attempt))
-        except UNFINISHED_ANSWER:
-            raise
-        except PROVIDER_ERRORS as exc:
-            raise LLMError(f"model call failed: {exc!r}") from exc
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 def as_ai_message(response: Any) -> AIMessage:
     """Coerce a chat model response to an AIMessage."""
     if isinstance(response, AIMessage):
@@ -118,11 +74,39 @@ def as_ai_message(response: Any) -> AIMessage:
     return AIMessage(content=str(response))
 
 
-def structured_runnable(
-    model: BaseChatModel, schema: type[BaseModel], deps: AgentDeps
-) -> Runnable[Any, Any]:
-    """Return ``model`` asked for ``schema``, keeping the raw message for its usage."""
-    return deps.structured(model, schema)
+def call_model(
+    runnable: Runnable[Any, Any],
+    prompt: Sequence[BaseMessage],
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+) -> Steps[Any]:
+    """Call ``runnable`` once on ``prompt``; return its response.
+
+    Raises:
+        TransientModelError: A transient failure while attempts remain (LangGraph retries).
+        LLMError: The provider failed for good.
+        Cancelled: The run was aborted during the call.
+    """
+    messages = list(prompt)
+    try:
+        return (
+            yield bounded(
+                lambda: runnable.invoke(messages),
+                lambda: runnable.ainvoke(messages),
+                ctx(runtime),
+            )
+        )
+    except Exception as exc:
+        if is_unfinished_answer(exc):
+            raise
+        if is_transient(exc):
+            attempt, attempts = _attempt(runtime), deps.config.model_retries
+            if attempt < attempts:
+                raise TransientModelError(f"attempt {attempt}/{attempts}: {exc!r}") from exc
+            raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
+        if is_provider_error(exc):
+            raise LLMError(f"model call failed: {exc!r}") from exc
+        raise
 
 
 def parse_structured(
@@ -142,24 +126,50 @@ def parse_structured(
             return schema.model_validate(parsed), usage, None
         except ValidationError as exc:
             error = exc
-    return None, usage, f"invalid {schema.__name__}: {error!r}"
+    return None, usage, f"invalid {schema.__name__}: {error}"
+
+
+def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMessage]:
+    """Return the rejected answer and why it was rejected, to send back to the model."""
+    raw = response.get("raw") if isinstance(response, dict) else None
+    said = ""
+    if isinstance(raw, AIMessage):
+        said = raw.text or "".join(json.dumps(c["args"], default=str) for c in raw.tool_calls)
+    rejected = [AIMessage(content=said)] if said else []
+    return [
+        *rejected,
+        HumanMessage(
+            f"That answer is not valid {schema.__name__}: {error[:1_000]}\n"
+            f"Answer again with {schema.__name__} JSON that fixes this."
+        ),
+    ]
 
 
 def ask_structured(
     model: BaseChatModel,
     schema: type[BaseModel],
     prompt: Sequence[BaseMessage],
+    runtime: Runtime[Any],
     deps: AgentDeps,
     *,
     attempts: int,
-) -> tuple[BaseModel | None, Usage, list[str]]:
-    """Ask for ``schema`` up to ``attempts`` times; return (value or None, usage, errors)."""
-    runnable = structured_runnable(model, schema, deps)
-    usage, errors = Usage(), []
+) -> Steps[tuple[BaseModel | None, Usage, list[str]]]:
+    """Ask for ``schema`` up to ``attempts`` times; return (value or None, usage, errors).
+
+    A reply that does not validate is sent back with the validation error, so the next
+    attempt can fix it (the question is not simply repeated).
+    """
+    runnable = deps.structured(model, schema)
+    messages, usage, errors = list(prompt), Usage(), list[str]()
     for _ in range(attempts):
         try:
-            response = invoke_with_retries(runnable, prompt, attempts=deps.config.model_retries)
+            response = yield from call_model(runnable, messages, runtime, deps)
         except STRUCTURED_ERRORS as exc:
+            errors.append(repr(exc))
+            continue
+        except Exception as exc:
+            if not is_unfinished_answer(exc):
+                raise
             errors.append(repr(exc))
             continue
         value, used, error = parse_structured(response, schema, deps)
@@ -167,31 +177,5 @@ def ask_structured(
         if value is not None:
             return value, usage, errors
         errors.append(error or "no value")
-    return None, usage, errors
-
-
-async def aask_structured(
-    model: BaseChatModel,
-    schema: type[BaseModel],
-    prompt: Sequence[BaseMessage],
-    deps: AgentDeps,
-    *,
-    attempts: int,
-) -> tuple[BaseModel | None, Usage, list[str]]:
-    """Async twin of :func:`ask_structured`."""
-    runnable = structured_runnable(model, schema, deps)
-    usage, errors = Usage(), []
-    for _ in range(attempts):
-        try:
-            response = await ainvoke_with_retries(
-                runnable, prompt, attempts=deps.config.model_retries
-            )
-        except STRUCTURED_ERRORS as exc:
-            errors.append(repr(exc))
-            continue
-        value, used, error = parse_structured(response, schema, deps)
-        usage = usage + used
-        if value is not None:
-            return value, usage, errors
-        errors.append(error or "no value")
+        messages = [*prompt, *feedback(response, error or "no value", schema)]
     return None, usage, errors

@@ -35,6 +35,7 @@ from noema_graph.state.output import (
     AgentReasoning,
     ExecutionMetadata,
     TokenUsage,
+    ToolCallRecord,
     TraceStep,
 )
 
@@ -128,6 +129,21 @@ def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     return None
 
 
+def tool_calls(trace: Sequence[ReasoningStep]) -> list[ToolCallRecord]:
+    """Return every tool call of the trace in execution order, with status and times."""
+    return [
+        ToolCallRecord(
+            tool=s.action.tool,
+            args=s.action.input,
+            status=s.status,
+            started_at=s.started_at,
+            ended_at=s.ended_at,
+        )
+        for s in trace
+        if s.kind in ("tool", "hallucinated_action") and s.action is not None
+    ]
+
+
 def build_output(
     state: Mapping[str, Any],
     config: AgentConfig,
@@ -135,13 +151,12 @@ def build_output(
     result: Any,
     validated: bool | None,
     reason: StopReason | None,
-    trace: Sequence[ReasoningStep],
-    usage: Usage,
-    extra_seconds: float = 0.0,
 ) -> AgentOutput:
-    """Build the AgentOutput of a finished run."""
+    """Build the AgentOutput of a finished run from its final state."""
     plan: TaskPlan | None = state.get("plan")
     run: RunInfo = state.get("run") or RunInfo()
+    trace: Sequence[ReasoningStep] = state.get("trace") or []
+    usage: Usage = state.get("usage") or Usage()
     iterations = int(state.get("iteration") or 0)
     replans = int(state.get("replans") or 0)
     used = tools_used(trace)
@@ -153,7 +168,6 @@ def build_output(
             details=_details(state, reason),
             recoverable=reason not in ("llm_error", "hook_error"),
         )
-    elapsed_ms = (active_seconds({**state, "trace": trace}) + extra_seconds) * 1000
     return AgentOutput(
         success=reason is None,
         result=result,
@@ -169,6 +183,8 @@ def build_output(
                     action=s.action,
                     observation=s.observation,
                     timestamp=s.timestamp,
+                    started_at=s.started_at,
+                    ended_at=s.ended_at,
                 )
                 for s in trace
             ],
@@ -183,9 +199,10 @@ def build_output(
             ),
         ),
         metadata=ExecutionMetadata(
-            execution_time_ms=round(elapsed_ms, 3),
+            execution_time_ms=round(active_seconds(state) * 1000, 3),
             iterations=iterations,
             tools_used=used,
+            tool_calls=tool_calls(trace),
             token_usage=TokenUsage(
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,

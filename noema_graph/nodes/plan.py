@@ -8,9 +8,10 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanCreated, TurnStart, WarningEvent
-from noema_graph.memory import MemoryRecall, arecall_context, recall_context
+from noema_graph.memory import MemoryRecall, recall_steps
 from noema_graph.nodes.common import (
     ctx,
     emit,
@@ -22,11 +23,19 @@ from noema_graph.nodes.common import (
     tools_text,
 )
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.llm import ask_structured
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import PLAN
 from noema_graph.state.agent import AgentState
-from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
+from noema_graph.state.models import (
+    PlanDraft,
+    ReasoningStep,
+    TaskPlan,
+    TaskStep,
+    ToolTime,
+    Usage,
+)
 from noema_graph.state.reducers import append_steps
 
 MAX_PLAN_STEPS = 8
@@ -69,6 +78,7 @@ def _update(
         "output": {},
         "memory_context": memory,
         "elapsed_s": Overwrite(seconds),
+        "tool_time": Overwrite(ToolTime()),
     }
     emitted = {"run": run}
     emit(runtime, TurnStart(request=request, mode="agent"), emitted)
@@ -136,7 +146,7 @@ def _recall_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> d
     }
 
 
-def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Recall memory, then turn the request into a TaskPlan through structured output.
 
     Reads: messages, the Store. Writes: run, plan, memory_context, trace (reset), usage
@@ -144,29 +154,21 @@ def plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[s
     """
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
-        recalled = recall_context(runtime.store, **_recall_args(state, runtime, deps))
+        recalled = yield from recall_steps(runtime.store, **_recall_args(state, runtime, deps))
         memory = _memory(state, runtime, recalled)
+        tools = yield from list_tools(deps)
         try:
-            prompt = _prompt(state, deps, tools_text(deps.tool_list()), memory)
-            outcome = ask_structured(
-                deps.planning_model, PlanDraft, prompt, deps, attempts=deps.config.plan_retries
+            outcome = yield from ask_structured(
+                deps.planning_model,
+                PlanDraft,
+                _prompt(state, deps, tools_text(tools), memory),
+                runtime,
+                deps,
+                attempts=deps.config.plan_retries,
             )
         except LLMError as exc:
             outcome = exc
     return _update(state, runtime, deps, outcome, took[0], memory)
 
 
-async def aplan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Async twin of :func:`plan`."""
-    outcome: tuple[Any, Usage, list[str]] | LLMError
-    with stopwatch() as took:
-        recalled = await arecall_context(runtime.store, **_recall_args(state, runtime, deps))
-        memory = _memory(state, runtime, recalled)
-        try:
-            prompt = _prompt(state, deps, tools_text(await deps.atool_list()), memory)
-            outcome = await aask_structured(
-                deps.planning_model, PlanDraft, prompt, deps, attempts=deps.config.plan_retries
-            )
-        except LLMError as exc:
-            outcome = exc
-    return _update(state, runtime, deps, outcome, took[0], memory)
+SPEC = NodeSpec(plan, calls_model=True)

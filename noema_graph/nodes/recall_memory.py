@@ -7,8 +7,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from noema_graph.effects import Steps
 from noema_graph.events import TurnStart
-from noema_graph.memory import arecall_context, recall_context
+from noema_graph.memory import recall_steps
 from noema_graph.nodes.common import (
     ctx,
     emit,
@@ -19,6 +20,7 @@ from noema_graph.nodes.common import (
     thread_id,
 )
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import AskState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.state.reducers import append_steps
@@ -56,7 +58,7 @@ def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) 
     }
 
 
-def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def recall_memory(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Recall memories relevant to the question, read-only.
 
     Reads: messages, the Store. Writes: run, memory_context, trace (reset), usage (reset).
@@ -64,7 +66,7 @@ def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     """
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
-        recalled = recall_context(
+        recalled = yield from recall_steps(
             runtime.store,
             user_id=ctx(runtime).user_id,
             agent=deps.config.name,
@@ -76,19 +78,4 @@ def recall_memory(state: AskState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     return _update(run, runtime, recalled, took[0])
 
 
-async def arecall_memory(
-    state: AskState, runtime: Runtime[Any], *, deps: AgentDeps
-) -> dict[str, Any]:
-    """Async twin of :func:`recall_memory`."""
-    with stopwatch() as took:
-        run, request = _start(state, runtime, deps)
-        recalled = await arecall_context(
-            runtime.store,
-            user_id=ctx(runtime).user_id,
-            agent=deps.config.name,
-            thread_id=thread_id(),
-            query=request,
-            limit=RECALL_LIMIT,
-            embedder=deps.embedder,
-        )
-    return _update(run, runtime, recalled, took[0])
+SPEC = NodeSpec(recall_memory)

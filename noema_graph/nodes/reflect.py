@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import ReflectionEvent
 from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.nodes.llm import ask_structured
 from noema_graph.nodes.routing import loop_state, repeat_streak
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REFLECT
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import LoopGuard, ReasoningStep, Reflection, Usage
+from noema_graph.state.outcome import Outcome
 
 RECENT_STEPS = 8
 
@@ -92,7 +96,7 @@ def _update(
     return {**update, "reflection": reflection, "usage": usage, "trace": [step]}
 
 
-def reflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def reflect(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Assess progress and decide: continue, revise or finish.
 
     Reads: plan, trace, iteration. Writes: reflection, last_reflection_at, loop_guard (when
@@ -102,10 +106,11 @@ def reflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dic
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = ask_structured(
+            outcome = yield from ask_structured(
                 deps.model,
                 Reflection,
                 _prompt(state, deps, forced),
+                runtime,
                 deps,
                 attempts=deps.config.plan_retries,
             )
@@ -114,19 +119,14 @@ def reflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dic
     return _update(state, runtime, deps, forced, outcome, took[0])
 
 
-async def areflect(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Async twin of :func:`reflect`."""
-    forced = loop_state(state, deps.config) == "reflect"
-    outcome: tuple[Any, Usage, list[str]] | LLMError
-    with stopwatch() as took:
-        try:
-            outcome = await aask_structured(
-                deps.model,
-                Reflection,
-                _prompt(state, deps, forced),
-                deps,
-                attempts=deps.config.plan_retries,
-            )
-        except LLMError as exc:
-            outcome = exc
-    return _update(state, runtime, deps, forced, outcome, took[0])
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify reflect's update by its typed decision."""
+    reflection: Reflection | None = update.get("reflection")
+    if reflection is None:
+        return Outcome.SKIP, "no reflection"
+    if reflection.decision == "revise":
+        return Outcome.REPLAN, reflection.reason
+    return Outcome.SUCCESS, reflection.decision
+
+
+SPEC = NodeSpec(reflect, outcome, calls_model=True)

@@ -12,14 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
-from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.effects import Steps
+from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.human import ask_for_decisions, decision_step, pending_approvals
 from noema_graph.nodes.routing import pending_tool_calls
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import AgentState
 from noema_graph.state.human import Decision
+from noema_graph.state.outcome import Outcome
 
 
 def _edited(state: AgentState, decisions: Mapping[str, Decision]) -> list[AIMessage]:
@@ -32,9 +34,16 @@ def _edited(state: AgentState, decisions: Mapping[str, Decision]) -> list[AIMess
     return [message.model_copy(update={"tool_calls": calls})]
 
 
-def _review(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, tools: list[BaseTool]
-) -> dict[str, Any]:
+def review_tools(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[dict[str, Any]]:
+    """Ask the user to approve, reject or edit the pending calls that need approval.
+
+    Reads: messages (the last AI message's calls). Writes: tool_decisions (by call id),
+    messages (the AI message with edited arguments), trace (one approval step per call).
+    Pauses with ``interrupt(ConfirmRequest)`` until the caller resumes.
+    """
+    tools = yield from list_tools(deps)
     calls = pending_tool_calls(state)
     pending = pending_approvals(calls, {t.name: t for t in tools}, deps.config)
     if not pending:
@@ -48,18 +57,13 @@ def _review(
     }
 
 
-def review_tools(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Ask the user to approve, reject or edit the pending calls that need approval.
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify review_tools' update by the decisions taken."""
+    decisions: Mapping[str, Decision] = update.get("tool_decisions") or {}
+    if not decisions:
+        return Outcome.SKIP, "no call needs approval"
+    counts = [d.action for d in decisions.values()]
+    return Outcome.CONFIRM, ", ".join(f"{a}: {counts.count(a)}" for a in sorted(set(counts)))
 
-    Reads: messages (the last AI message's calls). Writes: tool_decisions (by call id),
-    messages (the AI message with edited arguments), trace (one approval step per call).
-    Pauses with ``interrupt(ConfirmRequest)`` until the caller resumes.
-    """
-    return _review(state, runtime, deps, deps.tool_list())
 
-
-async def areview_tools(
-    state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
-) -> dict[str, Any]:
-    """Async twin of :func:`review_tools`."""
-    return _review(state, runtime, deps, await deps.atool_list())
+SPEC = NodeSpec(review_tools, outcome)

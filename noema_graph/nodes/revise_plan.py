@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanRevised
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import aask_structured, ask_structured
+from noema_graph.nodes.llm import ask_structured
 from noema_graph.nodes.plan import MAX_PLAN_STEPS
+from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REVISE
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
+from noema_graph.state.outcome import Outcome
 
 
 def _prompt(state: AgentState, instructions: str) -> list[BaseMessage]:
@@ -85,7 +89,7 @@ def _update(
     return {**update, "plan": new_plan, "usage": usage, "trace": [step]}
 
 
-def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
+def revise_plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Ask for a revised TaskPlan that keeps the completed steps.
 
     Reads: plan, reflection. Writes: plan, replans, usage, trace.
@@ -93,10 +97,11 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
         try:
-            outcome = ask_structured(
+            outcome = yield from ask_structured(
                 deps.planning_model,
                 PlanDraft,
                 _prompt(state, deps.config.instructions),
+                runtime,
                 deps,
                 attempts=deps.config.plan_retries,
             )
@@ -105,20 +110,10 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps) ->
     return _update(state, runtime, outcome, took[0])
 
 
-async def arevise_plan(
-    state: AgentState, runtime: Runtime[Any], *, deps: AgentDeps
-) -> dict[str, Any]:
-    """Async twin of :func:`revise_plan`."""
-    outcome: tuple[Any, Usage, list[str]] | LLMError
-    with stopwatch() as took:
-        try:
-            outcome = await aask_structured(
-                deps.planning_model,
-                PlanDraft,
-                _prompt(state, deps.config.instructions),
-                deps,
-                attempts=deps.config.plan_retries,
-            )
-        except LLMError as exc:
-            outcome = exc
-    return _update(state, runtime, outcome, took[0])
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify revise_plan's update: the plan was revised (a replan)."""
+    del update
+    return Outcome.REPLAN, "plan revised"
+
+
+SPEC = NodeSpec(revise_plan, outcome, calls_model=True)

@@ -8,7 +8,7 @@ a decision; nothing reads a clock, a model or a file. Every limit ends the run i
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -16,26 +16,32 @@ from langgraph.types import Send
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.state.models import LoopGuard, ReasoningStep, StopReason, TaskPlan, Usage
+from noema_graph.state.models import (
+    LoopGuard,
+    ReasoningStep,
+    StopReason,
+    TaskPlan,
+    ToolTime,
+    Usage,
+)
 
-# Supersteps finalize needs after a router decides to stop (finalize itself, plus margin).
-STEPS_RESERVED_FOR_FINALIZE = 3
+# Supersteps left when a router decides to stop: the node it routes to runs one superstep
+# later, and finalize itself needs one, plus margin.
+STEPS_RESERVED_FOR_FINALIZE = 4
 
 PreModel = Literal["call_model", "reflect", "finalize"]
 AfterExecute = Literal["review_tools", "tool_node", "reflect", "execute_step", "finalize"]
 AfterReflect = Literal["revise_plan", "execute_step", "finalize"]
+Next = Literal["execute_step", "reflect", "finalize"]
 
 
 def active_seconds(state: Mapping[str, Any]) -> float:
-    """Return the run's active time: node time plus, per tool round, its slowest call.
+    """Return the run's active time: node time plus tool time (a concurrent group counts once).
 
-    Tool calls of one round run concurrently, so a round costs its slowest call, not the sum.
+    Both are running totals kept in state (``elapsed_s``, ``tool_time``): nothing is rescanned.
     """
-    rounds: dict[int, float] = {}
-    for step in state.get("trace") or ():
-        if step.kind in ("tool", "hallucinated_action"):
-            rounds[step.round] = max(rounds.get(step.round, 0.0), step.duration_ms)
-    return float(state.get("elapsed_s") or 0.0) + sum(rounds.values()) / 1000.0
+    tool_time: ToolTime | None = state.get("tool_time")
+    return float(state.get("elapsed_s") or 0.0) + (tool_time.total if tool_time else 0.0)
 
 
 def tool_signature(step: ReasoningStep) -> str | None:
@@ -127,18 +133,44 @@ def reflection_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
     return iteration > 0 and iteration - last >= config.reflection_interval
 
 
-def pending_tool_calls(state: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Return the last AI message's tool calls that have no ToolMessage yet."""
+def pending_calls(state: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """Return (position in the message, call) for each unanswered call of the last AI message."""
     messages = state.get("messages") or []
     answered: set[str] = set()
     for message in reversed(messages):
         if isinstance(message, ToolMessage):
             answered.add(message.tool_call_id)
         elif isinstance(message, AIMessage):
-            return [dict(c) for c in message.tool_calls if c.get("id") not in answered]
+            calls = enumerate(message.tool_calls)
+            return [(i, dict(c)) for i, c in calls if c.get("id") not in answered]
         else:
             break
     return []
+
+
+def pending_tool_calls(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the last AI message's tool calls that have no ToolMessage yet."""
+    return [call for _, call in pending_calls(state)]
+
+
+def next_group(
+    pending: Sequence[tuple[int, dict[str, Any]]], safe: Container[str], cap: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """Return the calls to run next, keeping the order the model wrote them in.
+
+    A call whose tool is not concurrency-safe runs alone; consecutive safe calls run together,
+    at most ``cap`` at a time. So ``cd`` then ``cp`` never swap, while five reads overlap.
+    """
+    if not pending:
+        return []
+    if str(pending[0][1].get("name")) not in safe:
+        return [pending[0]]
+    group: list[tuple[int, dict[str, Any]]] = []
+    for item in pending:
+        if str(item[1].get("name")) not in safe or len(group) == cap:
+            break
+        group.append(item)
+    return group
 
 
 def plan_complete(state: Mapping[str, Any]) -> bool:
@@ -150,7 +182,7 @@ def plan_complete(state: Mapping[str, Any]) -> bool:
 def route_before_model(
     state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
 ) -> PreModel:
-    """Decide whether execute_step may call the model now.
+    """Decide whether the model may be called now.
 
     Routes to: finalize on a limit or a finished plan, reflect when a loop or a periodic
     reflection is due, else call_model.
@@ -162,61 +194,95 @@ def route_before_model(
     return "call_model"
 
 
-def route_after_execute(
+def route_next(
     state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
-) -> list[Send] | AfterExecute:
-    """Route after execute_step.
+) -> Next:
+    """Route after plan, revise_plan or the last tool result of a message.
 
-    Routes to: review_tools when the config asks for approvals, else one ``tool_node`` task
-    per pending tool call (concurrent, each checkpointed on its own); finalize on a finished
-    plan or an exhausted limit, reflect when due, else back to execute_step.
+    Routes to: execute_step when the model may be called, else reflect or finalize.
     """
-    calls = pending_tool_calls(state)
-    if calls and budget_reason(state, config, context) is None:
-        return "review_tools" if config.confirms_tools else tool_sends(state, calls)
     decision = route_before_model(state, config, context)
     return "execute_step" if decision == "call_model" else decision
 
 
+def route_after_execute(
+    state: Mapping[str, Any],
+    config: AgentConfig,
+    context: RunContext | None = None,
+    safe: Container[str] = frozenset(),
+) -> list[Send] | AfterExecute:
+    """Route after execute_step.
+
+    Routes to: review_tools when the config asks for approvals, else the first group of the
+    message's tool calls (see :func:`next_group`); otherwise as :func:`route_next`.
+    """
+    pending = pending_calls(state)
+    if pending and budget_reason(state, config, context) is None:
+        if config.confirms_tools:
+            return "review_tools"
+        return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
+    return route_next(state, config, context)
+
+
+def route_after_tools(
+    state: Mapping[str, Any],
+    config: AgentConfig,
+    context: RunContext | None = None,
+    safe: Container[str] = frozenset(),
+) -> list[Send] | Next:
+    """Route after a group of tool calls ran.
+
+    Routes to: the next group of the same message while calls remain and no limit ran out;
+    otherwise as :func:`route_next` (calls a stop left unanswered are answered by finalize).
+    """
+    pending = pending_calls(state)
+    if pending and budget_reason(state, config, context) is None:
+        return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
+    return route_next(state, config, context)
+
+
 def route_after_review(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: Mapping[str, Any],
+    config: AgentConfig,
+    context: RunContext | None = None,
+    safe: Container[str] = frozenset(),
 ) -> list[Send] | Literal["finalize"]:
     """Route after review_tools.
 
-    Routes to: one ``tool_node`` task per pending call, each with the user's decision on it;
+    Routes to: the first group of pending calls, each with the user's decision on it;
     finalize when a limit ran out (or a hook failed) while the run waited for approval.
     """
-    calls = pending_tool_calls(state)
-    if not calls or budget_reason(state, config, context) is not None:
+    pending = pending_calls(state)
+    if not pending or budget_reason(state, config, context) is not None:
         return "finalize"
-    return tool_sends(state, calls)
+    return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
 
 
-def tool_sends(state: Mapping[str, Any], calls: Sequence[dict[str, Any]]) -> list[Send]:
-    """Return one Send per tool call, with the thought that produced it and any decision."""
+def tool_sends(state: Mapping[str, Any], group: Sequence[tuple[int, dict[str, Any]]]) -> list[Send]:
+    """Return the Send that runs ``group``: its calls with their thought and any decision."""
     messages = state.get("messages") or []
-    last = messages[-1] if messages else None
-    thought = last.text if isinstance(last, AIMessage) else ""
+    last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    thought = last.text if last is not None else ""
     iteration = int(state.get("iteration") or 0)
     run = state.get("run")
     run_id = run.run_id if run is not None else ""
     trace_id = run.trace_id if run is not None else ""
     decisions = state.get("tool_decisions") or {}
-    return [
-        Send(
-            "tool_node",
-            {
-                "tool_call": call,
-                "thought": thought,
-                "index": i,
-                "round": iteration,
-                "run_id": run_id,
-                "trace_id": trace_id,
-                **({"decision": decisions[call["id"]]} if call.get("id") in decisions else {}),
-            },
-        )
-        for i, call in enumerate(calls)
+    key = f"{iteration}:{group[0][0]}" if group else ""
+    calls = [
+        {
+            "tool_call": call,
+            "thought": thought,
+            "index": index,
+            "group": key,
+            "round": iteration,
+            "run_id": run_id,
+            "trace_id": trace_id,
+            **({"decision": decisions[call["id"]]} if call.get("id") in decisions else {}),
+        }
+        for index, call in group
     ]
+    return [Send("tool_node", {"group": key, "calls": calls})] if calls else []
 
 
 def route_after_reflect(

@@ -1,14 +1,15 @@
 """The ``tool_node`` node: run one tool call of the last AI message.
 
-The router sends one task per tool call (``Send``), so the calls of a step run concurrently
-and each finished call is checkpointed on its own: after a crash only unfinished calls run
-again. Every call is answered by exactly one ToolMessage, errors included.
+The routers send the calls of a message group by group, in message order (see
+:func:`~noema_graph.nodes.routing.next_group`): a group of calls whose tools are safe to run
+concurrently is one superstep of parallel tasks; any other call runs alone. Each finished call
+is checkpointed on its own, so after a crash only unfinished calls run again. Every call is
+answered by exactly one ToolMessage, errors included.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -18,22 +19,18 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from noema_graph.context import RunScope, run_scope
+from noema_graph.effects import Steps, bounded, gather
 from noema_graph.errors import Cancelled
 from noema_graph.events import ToolCallEnd, ToolCallStart
-from noema_graph.nodes.abort import race_abort
-from noema_graph.nodes.common import ctx, emit, preview, thread_id
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
+from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
-from noema_graph.nodes.ledger import (
-    LedgerStatus,
-    aclaim,
-    asettle,
-    claim,
-    needs_ledger,
-    settle,
-)
-from noema_graph.state.agent import ToolTask
-from noema_graph.state.models import ReasoningStep, ToolAction, Usage
+from noema_graph.nodes.ledger import LedgerStatus, claim, needs_ledger, settle
+from noema_graph.nodes.spec import NodeSpec
+from noema_graph.state.agent import ToolGroup, ToolTask
+from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
+from noema_graph.state.outcome import Outcome
 from noema_graph.tools.ask_user import ASK_USER
 
 SUBAGENT_OUTPUT = "agent_output"
@@ -58,7 +55,7 @@ def _refusal(
     cap = deps.config.max_tool_calls_per_step
     if ctx(runtime).aborted():
         return "Not executed: the run was cancelled."
-    if task["index"] >= cap:
+    if deps.config.tool_call_overflow == "refuse" and task["index"] >= cap:
         return (
             f"Not executed: at most {cap} tool calls run per step; "
             "repeat this call in the next step if it is still needed."
@@ -79,9 +76,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def _result(
-    task: ToolTask, message: ToolMessage, kind: str, seconds: float, runtime: Runtime[Any]
+    task: ToolTask, message: ToolMessage, kind: str, span: Span, runtime: Runtime[Any]
 ) -> dict[str, Any]:
-    call = task["tool_call"]
+    call, seconds = task["tool_call"], span.seconds
     status = "error" if message.status == "error" else "ok"
     full = message.artifact if message.artifact is not None else message.content
     step = ReasoningStep(
@@ -92,6 +89,9 @@ def _result(
         status=status,
         round=task["round"],
         duration_ms=seconds * 1000,
+        call_id=str(call["id"]),
+        started_at=span.started_at,
+        ended_at=span.ended_at,
     )
     emit(
         runtime,
@@ -161,84 +161,133 @@ def _ledger_status(exc: GraphBubbleUp) -> LedgerStatus:
     return "paused" if isinstance(exc, GraphInterrupt) else "done"
 
 
-def tool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Run one tool call and answer it with a ToolMessage.
+def _invoke(tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps) -> Steps[Any]:
+    """Run the tool within the per-call timeout and the run's abort switch."""
+    payload = {**task["tool_call"], "type": "tool_call"}
+    with run_scope(_scope(task, runtime)):
+        return (
+            yield bounded(
+                lambda: tool.invoke(payload),
+                lambda: tool.ainvoke(payload),
+                ctx(runtime),
+                timeout=deps.config.tool_timeout_s,
+            )
+        )
 
-    Reads: the ToolTask payload of a Send. Writes: messages (one ToolMessage), trace (one
-    tool step). Refused calls (over the cap, unknown tool, cancelled, rejected by the user)
-    and tool exceptions become error observations; the loop continues. An ``ask_user``
-    call pauses the run (``interrupt``) until the caller answers.
-    """
-    if (answered := _human(task, runtime)) is not None:
-        return answered
-    tools = {t.name: t for t in deps.tool_list()}
-    call = task["tool_call"]
-    emit(
-        runtime,
-        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
-        task,
-    )
-    start = time.perf_counter()
-    if (refusal := _refusal(task, tools, deps, runtime)) is not None:
-        kind = "hallucinated_action" if call["name"] not in tools else "tool"
-        return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
-    tool, store, thread = tools[call["name"]], runtime.store, _thread(task)
+
+def _run(
+    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[ToolMessage]:
+    """Run one call under the ledger; every failure the tool may have is an observation."""
+    call, store, thread = task["tool_call"], runtime.store, _thread(task)
     ledger = store if store is not None and needs_ledger(tool, store) else None
-    if ledger is not None and (refusal := claim(ledger, thread, call)) is not None:
-        return _result(task, _error_message(task, refusal), "tool", 0.0, runtime)
+    if ledger is not None and (refusal := (yield from claim(ledger, thread, call))) is not None:
+        return _error_message(task, refusal)
     try:
-        with run_scope(_scope(task, runtime)):
-            message = _as_message(task, tool.invoke({**call, "type": "tool_call"}))
+        message = _as_message(task, (yield from _invoke(tool, task, runtime, deps)))
     except GraphBubbleUp as exc:  # interrupt() in a tool pauses the run like ask_user
         if ledger is not None:  # a paused call runs again, from its start, on resume
-            settle(ledger, thread, call, _ledger_status(exc))
+            yield from settle(ledger, thread, call, _ledger_status(exc))
         raise
-    # Any tool failure becomes an error observation that names the exception type.
-    except Exception as exc:
-        message = _failed(task, exc)
-    if ledger is not None:
-        settle(ledger, thread, call)
-    return _result(task, message, "tool", time.perf_counter() - start, runtime)
-
-
-async def atool_node(task: ToolTask, runtime: Runtime[Any], *, deps: AgentDeps) -> dict[str, Any]:
-    """Async twin of :func:`tool_node`, with the per-tool timeout enforced."""
-    if (answered := _human(task, runtime)) is not None:
-        return answered
-    tools = {t.name: t for t in await deps.atool_list()}
-    call = task["tool_call"]
-    emit(
-        runtime,
-        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
-        task,
-    )
-    start = time.perf_counter()
-    if (refusal := _refusal(task, tools, deps, runtime)) is not None:
-        kind = "hallucinated_action" if call["name"] not in tools else "tool"
-        return _result(task, _error_message(task, refusal), kind, 0.0, runtime)
-    timeout = deps.config.tool_timeout_s
-    tool, store, thread = tools[call["name"]], runtime.store, _thread(task)
-    ledger = store if store is not None and needs_ledger(tool, store) else None
-    if ledger is not None and (refusal := await aclaim(ledger, thread, call)) is not None:
-        return _result(task, _error_message(task, refusal), "tool", 0.0, runtime)
-    try:
-        with run_scope(_scope(task, runtime)):
-            output = await race_abort(
-                asyncio.wait_for(tool.ainvoke({**call, "type": "tool_call"}), timeout=timeout),
-                ctx(runtime),
-            )
-        message = _as_message(task, output)
     except TimeoutError:
+        timeout = deps.config.tool_timeout_s
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
     except Cancelled:
         message = _error_message(task, "Interrupted: the run was cancelled during this call.")
-    except GraphBubbleUp as exc:  # interrupt() in a tool pauses the run like ask_user
-        if ledger is not None:  # a paused call runs again, from its start, on resume
-            await asettle(ledger, thread, call, _ledger_status(exc))
-        raise
-    # Any tool failure becomes an error observation that names the exception type.
-    except Exception as exc:
+    except deps.config.tool_errors as exc:
         message = _failed(task, exc)
     if ledger is not None:
-        await asettle(ledger, thread, call)
-    return _result(task, message, "tool", time.perf_counter() - start, runtime)
+        yield from settle(ledger, thread, call)
+    return message
+
+
+def _hooked(
+    task: ToolTask, tools: Mapping[str, BaseTool], runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[tuple[dict[str, Any], float]]:
+    """Run one call inside the ``tool_node`` hooks: each hook sees this one call."""
+    config = deps.config
+    call = hook_call(config, "tool_node", task, runtime)
+    patch, failure = run_hooks(config, call, "pre_process", None, first=False, final=False)
+    if failure is None:
+        task = {**task, **patch}  # type: ignore[typeddict-item]  # a hook may rewrite the call
+        update, seconds = yield from _one(task, tools, runtime, deps)
+        call = hook_call(config, "tool_node", task, runtime)
+        update, failure = run_hooks(config, call, "post_process", update, first=False, final=False)
+    else:
+        update, seconds = {}, 0.0
+    if failure is not None:
+        report(runtime, task, failure)
+        update = on_failure(update, failure, final=False)
+    return update, seconds
+
+
+def _one(
+    task: ToolTask, tools: Mapping[str, BaseTool], runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[tuple[dict[str, Any], float]]:
+    """Run one call of a group; return its update and how long it took."""
+    if (answered := _human(task, runtime)) is not None:
+        return answered, 0.0
+    call = task["tool_call"]
+    emit(
+        runtime,
+        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
+        task,
+    )
+    clock = Clock()
+    if (refusal := _refusal(task, tools, deps, runtime)) is not None:
+        kind = "hallucinated_action" if call["name"] not in tools else "tool"
+        span = clock.stop()
+        return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
+    message = yield from _run(tools[call["name"]], task, runtime, deps)
+    span = clock.stop()
+    return _result(task, message, "tool", span, runtime), span.seconds
+
+
+def tool_node(group: ToolGroup, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+    """Run a group of tool calls and answer each with a ToolMessage, in message order.
+
+    Reads: the ToolGroup payload of a Send (one call, or consecutive concurrency-safe calls,
+    run concurrently). Writes: messages (one ToolMessage per call), trace (one tool step per
+    call, with its start and end time), tool_time (the group's slowest call), usage (of
+    subagents). Refused calls (over the cap with ``tool_call_overflow="refuse"``, unknown
+    tool, cancelled, rejected by the user) and tool failures of the configured
+    ``tool_errors`` types become error observations; the loop continues. An ``ask_user`` call
+    pauses the run (``interrupt``) until the caller answers.
+    """
+    tools = {t.name: t for t in (yield from list_tools(deps))}
+    tasks = group["calls"]
+    if len(tasks) == 1:
+        results = [(yield from _hooked(tasks[0], tools, runtime, deps))]
+    else:
+        results = yield gather([_hooked(task, tools, runtime, deps) for task in tasks])
+    slowest = max((seconds for _, seconds in results), default=0.0)
+    update: dict[str, Any] = {
+        "messages": [m for u, _ in results for m in u.get("messages", [])],
+        "trace": [s for u, _ in results for s in u.get("trace", [])],
+        "tool_time": ToolTime(group=group["group"], group_max=slowest, total=slowest),
+    }
+    usages = [u["usage"] for u, _ in results if "usage" in u]
+    if usages:
+        update["usage"] = sum(usages, Usage())
+    failures = [u["hook_error"] for u, _ in results if u.get("hook_error") is not None]
+    if failures:
+        update["hook_error"] = failures[0]
+    return update
+
+
+def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+    """Classify tool_node's update: clarified, rejected, failed (loop back) or ran."""
+    steps = update.get("trace") or []
+    messages = update.get("messages") or []
+    step: ReasoningStep | None = steps[-1] if steps else None
+    message = messages[-1] if messages else None
+    if step is not None and step.kind == "clarification":
+        return Outcome.CLARIFY, "the user answered"
+    if isinstance(message, ToolMessage) and message.status == "error":
+        if step is None:
+            return Outcome.SKIP, "rejected by the user"
+        return Outcome.LOOP_BACK, "error observation"
+    return Outcome.SUCCESS, "tool ran"
+
+
+SPEC = NodeSpec(tool_node, outcome, own_hooks=True)

@@ -11,24 +11,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph._internal._runnable import RunnableCallable  # sync+async node with injection
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
-from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from noema_graph.config import AgentConfig
+from noema_graph.errors import TransientModelError
 from noema_graph.observability.eventlog import EventLog
 from noema_graph.observability.logs import log_fields
 from noema_graph.observability.metrics import MetricsRegistry, default_registry
@@ -77,65 +75,42 @@ class Observer:
         self._runs: dict[str, RunSpan] = {}
         self._steps: dict[str, int] = {}
 
-    def instrument(
+    def prepare(
         self,
-        builder: StateGraph[Any, Any, Any, Any],
         config: AgentConfig,
         *,
+        entry: str,
+        final: str,
         checkpointer: object = None,
         tools: Sequence[BaseTool] = (),
         cost: CostFn | None = None,
-    ) -> list[BaseCallbackHandler]:
-        """Wrap every node of ``builder``; return the callbacks the compiled graph must carry."""
+    ) -> tuple[GraphInfo, list[BaseCallbackHandler]]:
+        """Return what the nodes of one graph are observed with, and the graph's callbacks."""
         info = GraphInfo(
             agent=config.name,
             version=config.version,
-            entry=frozenset(b for a, b in builder.edges if a == START),
-            final=frozenset(a for a, b in builder.edges if b == END),
+            entry=frozenset({entry}),
+            final=frozenset({final}),
             sensitive=SensitiveTools(tools),
             event_log=self._event_log_for(checkpointer),
         )
-        for name, spec in list(builder.nodes.items()):
-            if isinstance(spec.runnable, RunnableCallable):
-                builder.nodes[name] = replace(spec, runnable=self._wrap(info, name, spec.runnable))
-        return [OtelCallbackHandler(self.tracer, agent=config.name, cost=cost)]
+        return info, [OtelCallbackHandler(self.tracer, agent=config.name, cost=cost)]
 
     def _event_log_for(self, checkpointer: object) -> EventLog | None:
         if self.event_log is not None or not self.auto_event_log:
             return self.event_log
-        if isinstance(checkpointer, SqliteSaver):
-            try:
+        try:
+            if isinstance(checkpointer, SqliteSaver):
                 return EventLog.for_saver(checkpointer)
-            except Exception:  # instrumentation never fails a build or a run
-                logger.warning("event log unavailable on the checkpointer", exc_info=True)
+            path = getattr(checkpointer, "noema_path", None)  # an async saver of ours
+            if path is not None:
+                return EventLog.open(path)
+        except Exception:  # instrumentation never fails a build or a run
+            logger.warning("event log unavailable on the checkpointer", exc_info=True)
         return None
 
-    def _wrap(self, info: GraphInfo, name: str, node: RunnableCallable) -> RunnableCallable:
-        func: Callable[..., Any] | None = node.func
-        afunc: Callable[..., Awaitable[Any]] | None = node.afunc
-
-        def run(state: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
-            assert func is not None
-            with self._observed(info, name, state, runtime, config) as call:
-                update = func(state, call.runtime if call else runtime)
-                if call:
-                    _safely(call.finish, update)
-            return update
-
-        async def arun(state: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
-            assert afunc is not None
-            with self._observed(info, name, state, runtime, config) as call:
-                update = await afunc(state, call.runtime if call else runtime)
-                if call:
-                    _safely(call.finish, update)
-            return update
-
-        return RunnableCallable(
-            run if func is not None else None, arun if afunc is not None else None, name=name
-        )
-
     @contextmanager
-    def _observed(
+    def observe(
         self,
         info: GraphInfo,
         name: str,
@@ -143,7 +118,11 @@ class Observer:
         runtime: Runtime[Any],
         config: RunnableConfig,
     ) -> Generator[NodeCall | None]:
-        """Open a NodeCall around the node body (None when instrumentation itself failed)."""
+        """Open a NodeCall around one node execution (None when instrumentation failed).
+
+        A pause for a person, a handoff and a transient model error that LangGraph retries
+        are control flow: they close the node's span without failing the run.
+        """
         try:
             call = NodeCall(self, info, name, state, runtime, config)
         except Exception:  # instrumentation never fails a run
@@ -153,10 +132,10 @@ class Observer:
         with log_fields(call.fields), trace.use_span(call.span, end_on_exit=False):
             try:
                 yield call
-            except GraphInterrupt as exc:  # a pause for a person: control flow, not a failure
+            except GraphInterrupt as exc:
                 _safely(call.pause, exc)
                 raise
-            except GraphBubbleUp:  # handoffs are control flow too
+            except (GraphBubbleUp, TransientModelError):
                 call.span.end()
                 raise
             except Exception as exc:

@@ -100,8 +100,9 @@ def _trace_id(entry: bool, state: Any, runtime: Runtime[Any]) -> tuple[str, str,
         if ctx.trace_id is None:
             runtime = runtime.override(context=replace(ctx, trace_id=chosen))
         return chosen, "", runtime
-    if isinstance(state, Mapping) and "tool_call" in state:
-        return str(state.get("trace_id") or ""), str(state.get("run_id") or ""), runtime
+    if isinstance(state, Mapping) and "calls" in state:
+        first = state["calls"][0] if state["calls"] else {}
+        return str(first.get("trace_id") or ""), str(first.get("run_id") or ""), runtime
     run = state.get("run") if isinstance(state, Mapping) else None
     if run is not None:
         return run.trace_id, run.run_id, runtime
@@ -123,12 +124,15 @@ class NodeCall:
         """Resolve the run's ids, open spans, and log the run start or the tool call."""
         self.observer, self.info, self.name, self.state = observer, info, name, state
         self.entry = name in info.entry
-        self.task: Mapping[str, Any] | None = (
-            state if isinstance(state, Mapping) and "tool_call" in state else None
+        group = state if isinstance(state, Mapping) and "calls" in state else None
+        self.tasks: dict[str, Mapping[str, Any]] | None = (
+            None if group is None else {str(t["tool_call"].get("id")): t for t in group["calls"]}
         )
         self.trace_id, self.run_id, self.runtime = _trace_id(self.entry, state, runtime)
         ctx = context_of(self.runtime.context)
-        trace_len = state.get("trace") if isinstance(state, Mapping) and not self.task else None
+        trace_len = (
+            state.get("trace") if isinstance(state, Mapping) and self.tasks is None else None
+        )
         self.step = 0 if self.entry else observer.step_of(self.trace_id, trace_len)
         self.fields: dict[str, Any] = {
             "agent_name": info.agent,
@@ -151,8 +155,8 @@ class NodeCall:
         )
         if self.entry:
             self._started()
-        if self.task is not None:
-            self._tool_invoked(self.task)
+        for task in (self.tasks or {}).values():
+            self._tool_invoked(task)
 
     def _span_attrs(self) -> dict[str, Any]:
         return {
@@ -194,8 +198,9 @@ class NodeCall:
         call = task["tool_call"]
         tool, call_id = str(call.get("name")), str(call.get("id"))
         args = self.info.sensitive.redact(tool, call.get("args"))
-        self.span.set_attribute("gen_ai.tool.name", tool)
-        self.span.set_attribute("gen_ai.tool.call.id", call_id)
+        if len(self.tasks or ()) == 1:
+            self.span.set_attribute("gen_ai.tool.name", tool)
+            self.span.set_attribute("gen_ai.tool.call.id", call_id)
         self.log(
             logging.INFO,
             "tool invoked: %s(%s)",
@@ -218,6 +223,8 @@ class NodeCall:
         try:
             if isinstance(update, Mapping):
                 self._record(update)
+        except Exception:  # instrumentation never fails a run
+            logger.warning("instrumentation failed after node %s", self.name, exc_info=True)
         finally:
             self.span.end()
 
@@ -228,20 +235,18 @@ class NodeCall:
             self.run.span.set_attribute("noema.run_id", run.run_id)
             self.run.span.set_attribute("gen_ai.request.model", run.model)
         steps: list[ReasoningStep] = list(_unwrap(update.get("trace")) or [])
-        # parallel tool tasks of one step share the base; their steps land in index order
-        base = self.step + int(self.task.get("index") or 0) if self.task else self.step
         for offset, step in enumerate(steps, start=1):
-            self._step(step, base + offset)
-        self.fields["step"] = base + len(steps)
-        if self.task is None:
-            self.observer.advance(self.trace_id, len(steps))
+            self._step(step, self.step + offset)
+        self.fields["step"] = self.step + len(steps)
+        self.observer.advance(self.trace_id, len(steps))
         output = update.get("output")
         if self.name in self.info.final and output:
             self._completed(output)
 
     def _step(self, step: ReasoningStep, number: int) -> None:
-        if self.task is not None and step.action is not None:
-            self._tool_completed(self.task, step, number)
+        task = (self.tasks or {}).get(step.call_id or "")
+        if task is not None and step.action is not None:
+            self._tool_completed(task, step, number)
             return
         level = _LEVELS.get(step.kind, logging.INFO)
         self.log(

@@ -18,11 +18,13 @@ from noema_graph.state.models import (
     RunInfo,
     StopReason,
     TaskPlan,
+    ToolTime,
     Usage,
 )
 from noema_graph.state.outcome import NodeOutcome
 from noema_graph.state.reducers import (
     add_seconds,
+    add_tool_time,
     add_usage,
     append_steps,
     latest,
@@ -41,6 +43,7 @@ class AgentState(TypedDict, total=False):
     trace: Annotated[list[ReasoningStep], DeltaChannel(append_steps)]
     usage: Annotated[Usage, add_usage]
     elapsed_s: Annotated[float, add_seconds]
+    tool_time: Annotated[ToolTime, add_tool_time]
     run: RunInfo
     plan: TaskPlan | None
     iteration: int
@@ -75,15 +78,30 @@ class AskState(TypedDict, total=False):
 
 
 class ToolTask(TypedDict):
-    """Payload of one ``Send("tool_node", ...)``: a single tool call of the last AI message."""
+    """One tool call of the last AI message, as ``tool_node`` runs it.
+
+    ``index`` is the call's position in the message; ``group`` names the group of calls it
+    runs with.
+    """
 
     tool_call: dict[str, Any]
     thought: str
     index: int
+    group: str
     round: int
     run_id: str
     trace_id: str
     decision: NotRequired[Decision]
 
 
-__all__ = ["AgentState", "AskState", "StopReason", "ToolTask"]
+class ToolGroup(TypedDict):
+    """Payload of one ``Send("tool_node", ...)``: calls that run together, in message order.
+
+    One call, or several consecutive calls whose tools are all safe to run concurrently.
+    """
+
+    group: str
+    calls: list[ToolTask]
+
+
+__all__ = ["AgentState", "AskState", "StopReason", "ToolGroup", "ToolTask"]

@@ -161,6 +161,9 @@ class ReasoningStep(_Frozen):
     round: int = Field(default=0, description="Iteration that produced this step.")
     duration_ms: float = 0.0
     timestamp: str = Field(default_factory=utc_now)
+    call_id: str | None = Field(default=None, description="Id of the tool call, if any.")
+    started_at: str | None = Field(default=None, description="When a tool call started (UTC).")
+    ended_at: str | None = Field(default=None, description="When a tool call ended (UTC).")
 
 
 class Usage(_Frozen):
@@ -185,6 +188,18 @@ class Usage(_Frozen):
             cost_usd=cost,
             model_calls=self.model_calls + other.model_calls,
         )
+
+
+class ToolTime(_Frozen):
+    """Running total of tool time: each group of concurrent calls counts its slowest call.
+
+    ``group`` and ``group_max`` describe the latest group, so the next write of the same
+    group only adds what it ran longer than the slowest call seen so far.
+    """
+
+    group: str = ""
+    group_max: float = 0.0
+    total: float = 0.0
 
 
 class LoopGuard(_Frozen):
@@ -221,6 +236,7 @@ STATE_MODELS: tuple[type[BaseModel], ...] = (
     ToolAction,
     ReasoningStep,
     Usage,
+    ToolTime,
     LoopGuard,
     RunInfo,
     NodeOutcome,

@@ -31,6 +31,20 @@ class TraceStep(BaseModel):
     action: ToolAction | None = None
     observation: str | None = None
     timestamp: str
+    started_at: str | None = None
+    ended_at: str | None = None
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call as it ran, in execution order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    args: Any = None
+    status: str
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 class AgentReasoning(BaseModel):
@@ -61,6 +75,10 @@ class ExecutionMetadata(BaseModel):
     execution_time_ms: float
     iterations: int
     tools_used: list[str]
+    tool_calls: list[ToolCallRecord] = Field(
+        default_factory=list[ToolCallRecord],
+        description="Every tool call in execution order, with its status and times.",
+    )
     token_usage: TokenUsage
     estimated_cost_usd: float | None
     model: str

@@ -10,13 +10,16 @@ folds its writes one by one, which gives exactly that.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache, partial
+from typing import Any, get_type_hints
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 
-from noema_graph.state.models import ReasoningStep, Usage
+from noema_graph.state.models import ReasoningStep, ToolTime, Usage
 
 
 def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
@@ -56,17 +59,21 @@ def merge_messages(current: list[AnyMessage], writes: Sequence[Any]) -> list[Any
 
 
 def append_steps(
-    current: list[ReasoningStep], writes: Sequence[Sequence[ReasoningStep]]
+    current: list[ReasoningStep], writes: Sequence[Sequence[ReasoningStep | dict[str, Any]]]
 ) -> list[ReasoningStep]:
     """Append trace entries and number them by their position in the trace.
 
     Parallel tool tasks write their steps in the same superstep without knowing each other,
-    so the step number is assigned here, where the order is final.
+    so the step number is assigned here, where the order is final. Entries that arrive as
+    plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back.
     """
     merged = list(current)
     for write in writes:
         for entry in write:
-            merged.append(entry.model_copy(update={"step": len(merged) + 1}))
+            step = (
+                entry if isinstance(entry, ReasoningStep) else ReasoningStep.model_validate(entry)
+            )
+            merged.append(step.model_copy(update={"step": len(merged) + 1}))
     return merged
 
 
@@ -88,3 +95,69 @@ def latest(current: Any, update: Any) -> Any:
     ``tool_node`` tasks each report an outcome): the last one applied wins.
     """
     return update if update is not None else current
+
+
+def add_tool_time(current: ToolTime | None, update: ToolTime | None) -> ToolTime:
+    """Add a tool call's time; calls of one concurrent group count their slowest call once.
+
+    The writes of one group may arrive in any order: the total grows by the new call's time
+    only where it exceeds the slowest call of the group seen so far, so any order gives
+    ``sum over groups of max(call time)``.
+    """
+    base = current if current is not None else ToolTime()
+    if update is None:
+        return base
+    if update.group == base.group and base.group:
+        longer = max(update.group_max - base.group_max, 0.0)
+        return ToolTime(
+            group=base.group,
+            group_max=max(base.group_max, update.group_max),
+            total=base.total + longer,
+        )
+    return ToolTime(
+        group=update.group, group_max=update.group_max, total=base.total + update.group_max
+    )
+
+
+Reducer = Callable[[Any, Any], Any]
+
+
+@cache
+def reducers_of(schema: type[Any]) -> dict[str, Reducer]:
+    """Return each reduced channel of a state ``schema`` with a one-write reducer.
+
+    Read from the schema's ``Annotated`` metadata, as LangGraph reads it: a
+    :class:`DeltaChannel` folds a batch of writes, a plain callable merges one write.
+    """
+    reducers: dict[str, Reducer] = {}
+    for key, hint in get_type_hints(schema, include_extras=True).items():
+        for meta in getattr(hint, "__metadata__", ()):
+            if isinstance(meta, DeltaChannel):
+                reducers[key] = partial(_fold, meta.reducer)
+            elif callable(meta) and not isinstance(meta, type):
+                reducers[key] = meta
+    return reducers
+
+
+def _fold(reducer: Callable[[Any, Sequence[Any]], Any], current: Any, write: Any) -> Any:
+    return reducer(list(current or []), [write])
+
+
+def apply_update(
+    schema: type[Any], state: Mapping[str, Any], update: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Return ``state`` after ``update``, each channel merged by its own reducer.
+
+    Lets a node see the state its update will produce (finalize builds the output contract
+    from it) without re-implementing any reducer.
+    """
+    reducers = reducers_of(schema)
+    merged = dict(state)
+    for key, value in update.items():
+        if isinstance(value, Overwrite):
+            merged[key] = value.value
+        elif key in reducers:
+            merged[key] = reducers[key](merged.get(key), value)
+        else:
+            merged[key] = value
+    return merged

@@ -39,5 +39,5 @@ def ask_user_tool() -> BaseTool:
         description=DESCRIPTION,
         args_schema=ARGS_SCHEMA,
         func=_outside_graph,
-        metadata={"idempotency": "safe", "permission": None},
+        metadata={"idempotency": "safe", "permission": None, "concurrency_safe": False},
     )

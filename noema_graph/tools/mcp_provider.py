@@ -107,6 +107,10 @@ class MCPToolProvider:
         """Start the sessions when needed and return every server's tools."""
         return await asyncio.wrap_future(self._submit(self._astart))
 
+    def loaded_tools(self) -> list[BaseTool]:
+        """Return the tools of the sessions already open (none before the first use)."""
+        return list(self._tools or ())
+
     def close(self) -> None:
         """Stop every server and the background loop; safe to call twice."""
         loop = self._loop

@@ -38,6 +38,8 @@ def tutor_consults_calibration() -> list[Any]:
             understanding="partial",
         ),
     ]
+
+
 ADA = Learner(1, "ada")
 
 

@@ -88,10 +88,21 @@ def test_parallel_tool_calls_all_answered(scripted: Any) -> None:
     )
 
 
-def test_calls_past_the_cap_get_an_error_message(scripted: Any) -> None:
+def test_calls_past_the_cap_are_queued_by_default(scripted: Any) -> None:
     calls = [call("add", {"a": i, "b": 0}, f"c{i}") for i in range(4)]
     model = scripted(plan_reply("do"), tools_reply(*calls), text("done"))
     state = run(model, cfg(max_tool_calls_per_step=2))
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert [answers[c].status for c in ("c0", "c1", "c2", "c3")] == ["success"] * 4
+    assert len(CALLS) == 4
+    ran = state["output"]["metadata"]["tool_calls"]
+    assert [c["args"]["a"] for c in ran] == [0, 1, 2, 3]
+
+
+def test_calls_past_the_cap_get_an_error_message_when_refused(scripted: Any) -> None:
+    calls = [call("add", {"a": i, "b": 0}, f"c{i}") for i in range(4)]
+    model = scripted(plan_reply("do"), tools_reply(*calls), text("done"))
+    state = run(model, cfg(max_tool_calls_per_step=2, tool_call_overflow="refuse"))
     answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert set(answers) == {"c0", "c1", "c2", "c3"}
     assert [answers[c].status for c in ("c0", "c1", "c2", "c3")] == [

@@ -15,7 +15,8 @@ def test_defaults_follow_the_design() -> None:
         config.max_iterations,
         config.max_tool_calls_per_step,
         config.reflection_interval,
-    ) == ("agent", 25, 5, 3)
+    ) == ("agent", 25, 16, 3)
+    assert config.tool_call_overflow == "queue"
     assert config.enabled_toolkits == ("search", "bash", "python_executor", "file_edit")
     assert set(config.permissions) == {"fs:read", "fs:write", "net:outbound", "shell:execute"}
     assert config.persist_memory is True

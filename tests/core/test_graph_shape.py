@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph import AgentConfig, build_agent_graph, build_ask_graph
+from noema_graph.graphs.runtime import DURABILITY_KEY as CONFIG_KEY_DURABILITY
 from tests.scripted import ScriptedChatModel
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -12,7 +12,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph import HookCall, Hooks, HookVeto, Outcome
 from noema_graph.errors import ConfigurationError
 from noema_graph.graphs import build_agent_graph, build_ask_graph
-from noema_graph.nodes.outcomes import classify
+from noema_graph.nodes import (
+    execute_step,
+    finalize,
+    plan,
+    reflect,
+    review_tools,
+    revise_plan,
+    tool_node,
+)
+from noema_graph.nodes.middleware import stamp
 from noema_graph.state.models import HookFailure, Reflection
 from noema_graph.state.outcome import run_outcome
 from tests.core.helpers import CALLS, TOOLS, cfg
@@ -196,7 +205,6 @@ def test_run_outcome(
     [
         ("execute_step", {"cancelled": True}, Outcome.TERMINATE),
         ("execute_step", {"llm_error": "boom"}, Outcome.ERROR),
-        ("execute_step", {}, Outcome.SKIP),
         (
             "execute_step",
             {"iteration": 1, "messages": [AIMessage("", tool_calls=[call("add", {}, "x")])]},
@@ -232,7 +240,17 @@ def test_run_outcome(
     ],
 )
 def test_classify_node_updates(node: str, update: dict[str, Any], expected: Outcome) -> None:
-    assert classify(node, update).kind is expected
+    specs = [
+        plan.SPEC,
+        execute_step.SPEC,
+        review_tools.SPEC,
+        tool_node.SPEC,
+        reflect.SPEC,
+        revise_plan.SPEC,
+        finalize.SPEC,
+    ]
+    spec = {s.name: s for s in specs}[node]
+    assert stamp(spec, update, final=node == "finalize").kind is expected
 
 
 def test_every_node_update_carries_its_outcome(scripted: Any) -> None:

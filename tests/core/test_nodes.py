@@ -10,12 +10,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 
 from noema_graph.context import RunContext
+from noema_graph.effects import adrive, drive
 from noema_graph.graphs import build_agent_graph
 from noema_graph.models.profile import CONTEXT_WINDOW_KEY
 from noema_graph.nodes.deps import make_deps
 from noema_graph.nodes.execute_step import dangling_answers, execute_step
 from noema_graph.nodes.plan import plan
 from noema_graph.nodes.revise_plan import revised
+from noema_graph.nodes.routing import route_next
 from noema_graph.state.models import PlanDraft, RunInfo, TaskPlan, TaskStep
 from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
@@ -28,10 +30,12 @@ def _runtime(events: list[dict[str, Any]], context: RunContext | None = None) ->
 def test_plan_node_resets_the_run_and_emits_events(scripted: Any) -> None:
     model = scripted(plan_reply("a", "b", goal="g"))
     events: list[dict[str, Any]] = []
-    update = plan(
-        {"messages": [HumanMessage("do a then b")], "iteration": 7},
-        _runtime(events, RunContext(trace_id="t-1")),
-        deps=make_deps(cfg(), model=model),
+    update = drive(
+        plan(
+            {"messages": [HumanMessage("do a then b")], "iteration": 7},
+            _runtime(events, RunContext(trace_id="t-1")),
+            make_deps(cfg(), model=model),
+        )
     )
     assert update["iteration"] == 0 and update["replans"] == 0 and update["llm_error"] is None
     assert [s.description for s in update["plan"].steps] == ["a", "b"]
@@ -39,8 +43,7 @@ def test_plan_node_resets_the_run_and_emits_events(scripted: Any) -> None:
     assert [e["type"] for e in events] == ["turn_start", "plan_created"]
 
 
-def test_execute_step_skips_the_model_when_a_reflection_is_due(scripted: Any) -> None:
-    model = scripted()  # any model call would fail the test
+def test_execute_step_is_not_entered_when_a_reflection_is_due() -> None:
     state = {
         "messages": [HumanMessage("x")],
         "iteration": 3,
@@ -48,21 +51,31 @@ def test_execute_step_skips_the_model_when_a_reflection_is_due(scripted: Any) ->
         "plan": TaskPlan(goal="g", steps=(TaskStep(description="s"),)),
         "run": RunInfo(),
     }
-    assert execute_step(state, _runtime([]), deps=make_deps(cfg(), model=model)) == {}
+    assert route_next(state, cfg()) == "reflect"
 
 
-def test_execute_step_marks_cancel_without_calling_the_model(scripted: Any) -> None:
+def test_a_cancelled_run_goes_to_finalize_without_the_model() -> None:
     import threading
 
     abort = threading.Event()
     abort.set()
-    model = scripted()
-    update = execute_step(
-        {"messages": [HumanMessage("x")]},
-        _runtime([], RunContext(abort=abort)),
-        deps=make_deps(cfg(), model=model),
-    )
-    assert update == {"cancelled": True}
+    state = {"messages": [HumanMessage("x")]}
+    assert route_next(state, cfg(), RunContext(abort=abort)) == "finalize"
+
+
+def test_execute_step_answers_a_step_driven_sync_and_async(scripted: Any) -> None:
+    import asyncio
+
+    state = {
+        "messages": [HumanMessage("x")],
+        "plan": TaskPlan(goal="g", steps=(TaskStep(description="s"),)).started(),
+        "run": RunInfo(),
+    }
+    sync = drive(execute_step(state, _runtime([]), make_deps(cfg(), model=scripted(text("r")))))
+    deps = make_deps(cfg(), model=scripted(text("r")))
+    async_ = asyncio.run(adrive(execute_step(state, _runtime([]), deps)))
+    assert sync["plan"].steps[0].result == async_["plan"].steps[0].result == "r"
+    assert sync["iteration"] == async_["iteration"] == 1
 
 
 def test_dangling_answers_cover_unanswered_calls() -> None:

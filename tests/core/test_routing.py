@@ -18,8 +18,10 @@ from noema_graph.state.models import (
     TaskPlan,
     TaskStep,
     ToolAction,
+    ToolTime,
     Usage,
 )
+from noema_graph.state.reducers import add_tool_time
 
 CONFIG = AgentConfig(
     max_iterations=10,
@@ -65,13 +67,16 @@ def test_budget_reason(update: dict[str, object], reason: str | None) -> None:
     assert routing.budget_reason(_state(**update), CONFIG) == reason
 
 
-def test_timeout_counts_slowest_tool_per_round() -> None:
-    trace = [
-        _tool_step(rnd=1, ms=20_000),
-        _tool_step(tool="u", rnd=1, ms=30_000),
-        _tool_step(rnd=2, ms=25_000),
+def test_timeout_counts_slowest_tool_per_group() -> None:
+    writes = [
+        ToolTime(group="1:0", group_max=20.0, total=20.0),
+        ToolTime(group="1:0", group_max=30.0, total=30.0),
+        ToolTime(group="2:0", group_max=25.0, total=25.0),
     ]
-    state = _state(trace=trace, elapsed_s=4.0)
+    tool_time = None
+    for write in writes:
+        tool_time = add_tool_time(tool_time, write)
+    state = _state(tool_time=tool_time, elapsed_s=4.0)
     assert routing.active_seconds(state) == pytest.approx(59.0)
     assert routing.budget_reason(state, CONFIG) is None
     assert routing.budget_reason({**state, "elapsed_s": 5.0}, CONFIG) == "timeout"
@@ -108,17 +113,51 @@ def test_different_args_or_finished_step_break_the_streak() -> None:
     assert routing.repeat_streak(trace)[1] == 1
 
 
-def test_route_after_execute_sends_each_pending_call() -> None:
+def _ids(sends: list[Send]) -> list[list[str]]:
+    return [[c["tool_call"]["id"] for c in s.arg["calls"]] for s in sends]
+
+
+def test_route_after_execute_sends_an_unsafe_call_alone() -> None:
     ai = AIMessage(
         content="thinking",
         tool_calls=[{"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}],
     )
-    sends = routing.route_after_execute(_state(messages=[HumanMessage("x"), ai]), CONFIG)
+    state = _state(messages=[HumanMessage("x"), ai])
+    sends = routing.route_after_execute(state, CONFIG, safe={"b"})
+    assert isinstance(sends, list)
+    assert _ids(sends) == [["1"]]
+    answered = {**state, "messages": [*state["messages"], ToolMessage("ok", tool_call_id="1")]}
+    after = routing.route_after_tools(answered, CONFIG, safe={"b"})
+    assert isinstance(after, list)
+    assert _ids(after) == [["2"]]
+    done = {**answered, "messages": [*answered["messages"], ToolMessage("ok", tool_call_id="2")]}
+    assert routing.route_after_tools(done, CONFIG, safe={"b"}) == "execute_step"
+
+
+def test_next_group_keeps_order_and_groups_consecutive_safe_calls() -> None:
+    names = ["read", "read", "write", "read", "read", "read"]
+    pending = [(i, {"name": n, "id": str(i)}) for i, n in enumerate(names)]
+    groups = []
+    while pending:
+        group = routing.next_group(pending, {"read"}, cap=2)
+        groups.append([i for i, _ in group])
+        pending = pending[len(group) :]
+    assert groups == [[0, 1], [2], [3, 4], [5]]
+
+
+def test_route_after_execute_sends_safe_calls_together() -> None:
+    ai = AIMessage(
+        content="thinking",
+        tool_calls=[{"name": "a", "args": {}, "id": "1"}, {"name": "b", "args": {}, "id": "2"}],
+    )
+    sends = routing.route_after_execute(
+        _state(messages=[HumanMessage("x"), ai]), CONFIG, safe={"a", "b"}
+    )
     assert isinstance(sends, list)
     assert all(isinstance(s, Send) and s.node == "tool_node" for s in sends)
-    assert [s.arg["tool_call"]["id"] for s in sends] == ["1", "2"]
-    assert [s.arg["index"] for s in sends] == [0, 1]
-    assert sends[0].arg["thought"] == "thinking"
+    assert _ids(sends) == [["1", "2"]]  # one task runs both, concurrently
+    assert [c["index"] for c in sends[0].arg["calls"]] == [0, 1]
+    assert sends[0].arg["calls"][0]["thought"] == "thinking"
 
 
 def test_route_after_execute_only_sends_unanswered_calls() -> None:
@@ -128,7 +167,8 @@ def test_route_after_execute_only_sends_unanswered_calls() -> None:
     )
     state = _state(messages=[ai, ToolMessage("ok", tool_call_id="1")])
     sends = routing.route_after_execute(state, CONFIG)
-    assert [s.arg["tool_call"]["id"] for s in sends] == ["2"]  # type: ignore[union-attr]
+    assert isinstance(sends, list)
+    assert _ids(sends) == [["2"]]
 
 
 @pytest.mark.parametrize(

@@ -44,20 +44,23 @@ def local_model() -> Any:
 
 
 def _config(**kw: Any) -> AgentConfig:
-    return AgentConfig(enabled_toolkits=(), max_iterations=4, reflection_interval=10,
-                       timeout_s=120, **kw)
+    return AgentConfig(
+        enabled_toolkits=(), max_iterations=4, reflection_interval=10, timeout_s=120, **kw
+    )
 
 
 def test_five_tasks_end_with_a_valid_output(local_model: Any, tmp_path: Path) -> None:
     assert model_profile(local_model).is_local
     visited: set[str] = set()
     with sqlite_checkpointer(tmp_path / "llm.sqlite") as saver:
-        graph = build_agent_graph(_config(), model=local_model, tools=[add, capital],
-                                  checkpointer=saver)
+        graph = build_agent_graph(
+            _config(), model=local_model, tools=[add, capital], checkpointer=saver
+        )
         for i, task in enumerate(TASKS):
             thread = {"configurable": {"thread_id": f"task-{i}"}}
-            for update in graph.stream({"messages": [("user", task)]}, thread,
-                                       stream_mode="updates"):
+            for update in graph.stream(
+                {"messages": [("user", task)]}, thread, stream_mode="updates"
+            ):
                 visited.update(update)
             state = graph.get_state(thread).values
             out = AgentOutput.model_validate(state["output"])  # structurally valid, every time
@@ -88,8 +91,9 @@ def test_streamed_tokens_carry_usage(local_model: Any) -> None:
     graph = build_agent_graph(_config(), model=local_model, tools=[add])
     chunks = [
         message
-        for message, meta in graph.stream({"messages": [("user", "Say hi.")]},
-                                          stream_mode="messages")
+        for message, meta in graph.stream(
+            {"messages": [("user", "Say hi.")]}, stream_mode="messages"
+        )
         if isinstance(message, AIMessageChunk) and meta["langgraph_node"] == "execute_step"
     ]
     assert len(chunks) > 1, "tokens arrive as several chunks"

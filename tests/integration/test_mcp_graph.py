@@ -27,8 +27,10 @@ def _config() -> AgentConfig:
 def _script(scripted: Any) -> Any:
     return scripted(
         plan_reply("get the time"),
-        tools_reply(call("time__get_current_time", {"timezone": "UTC"}, "t1"),
-                    call("time__get_current_time", {"timezone": "Asia/Tokyo"}, "t2")),
+        tools_reply(
+            call("time__get_current_time", {"timezone": "UTC"}, "t1"),
+            call("time__get_current_time", {"timezone": "Asia/Tokyo"}, "t2"),
+        ),
         text("It is now ..."),
     )
 

@@ -34,8 +34,14 @@ print(json.dumps({"keys": [h.entry.key for h in hits], "tiers": [h.entry.tier fo
 
 def _run(script: str, path: Path) -> str:
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", script, str(path)], cwd=root,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -17,8 +17,11 @@ from tests.memory.conftest import HashEmbeddings
 
 
 def manager(store: SqliteStore | AsyncSqliteStore | InMemoryStore, **kw: object) -> MemoryManager:
-    args: dict[str, object] = {"user_id": "alice@example.com", "agent": "helper",
-                               "thread_id": "t-1"}
+    args: dict[str, object] = {
+        "user_id": "alice@example.com",
+        "agent": "helper",
+        "thread_id": "t-1",
+    }
     return MemoryManager(store, **(args | kw))  # type: ignore[arg-type]
 
 
@@ -44,7 +47,11 @@ def test_namespaces_isolate_threads_users_and_agents(store: SqliteStore) -> None
     assert manager(store, user_id="bob").recall("word", scope="persistent") == []
     assert manager(store, agent="other").recall("word", scope="persistent") == []
     assert manager(store).namespace("persistent") == (
-        "memory", "persistent", "alice@example%2Ecom", "helper")
+        "memory",
+        "persistent",
+        "alice@example%2Ecom",
+        "helper",
+    )
 
 
 def test_working_tier_needs_a_thread(store: SqliteStore) -> None:
@@ -88,11 +95,17 @@ def test_ttl_hides_then_prune_deletes(store: SqliteStore) -> None:
 def test_prune_older_than_and_keep_last(store: SqliteStore) -> None:
     m = manager(store)
     now = now_utc()
-    m.store_entries([
-        MemoryEntry(key=f"k{i}", value=f"note {i}", tier="persistent",
-                    created_at=now - timedelta(days=i))
-        for i in range(6)
-    ])
+    m.store_entries(
+        [
+            MemoryEntry(
+                key=f"k{i}",
+                value=f"note {i}",
+                tier="persistent",
+                created_at=now - timedelta(days=i),
+            )
+            for i in range(6)
+        ]
+    )
     assert m.prune(older_than_s=3.5 * 86400, tier="persistent") == 2  # k4, k5
     assert m.prune(keep_last=2) == 2  # k2, k3
     assert [e.key for e in m.list("persistent")] == ["k0", "k1"]

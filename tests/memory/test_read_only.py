@@ -27,8 +27,9 @@ def _fill(path: Path) -> None:
 def _snapshot(path: Path) -> tuple[str, list[tuple[object, ...]]]:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with sqlite3.connect(path) as conn:
-        rows = conn.execute("SELECT prefix, key, value, updated_at, expires_at FROM store "
-                            "ORDER BY prefix, key").fetchall()
+        rows = conn.execute(
+            "SELECT prefix, key, value, updated_at, expires_at FROM store ORDER BY prefix, key"
+        ).fetchall()
     return digest, rows
 
 
@@ -38,8 +39,9 @@ def test_recall_context_does_not_write(db_path: Path) -> None:
     store = open_store(db_path, ttl=TTL)
     changes = store.conn.total_changes
     for embedder in (None, HashEmbeddings()):
-        hits, unavailable = recall_context(store, user_id="u", agent="a", thread_id="t",
-                                           query="green tea", embedder=embedder)
+        hits, unavailable = recall_context(
+            store, user_id="u", agent="a", thread_id="t", query="green tea", embedder=embedder
+        )
         assert unavailable is None
         assert {h.entry.key for h in hits} == {"p", "w"}
     assert store.conn.total_changes == changes
@@ -52,8 +54,9 @@ async def test_arecall_context_does_not_write(db_path: Path) -> None:
     before = _snapshot(db_path)
     conn = await aiosqlite.connect(db_path, isolation_level=None)
     store = AsyncSqliteStore(conn, ttl=TTL)  # type: ignore[arg-type]
-    hits, unavailable = await arecall_context(store, user_id="u", agent="a", thread_id="t",
-                                              query="green tea")
+    hits, unavailable = await arecall_context(
+        store, user_id="u", agent="a", thread_id="t", query="green tea"
+    )
     assert unavailable is None
     assert len(hits) == 2
     assert conn.total_changes == 0

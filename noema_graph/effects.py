@@ -1,0 +1,167 @@
+"""Sans-I/O node steps: a node's logic is written once and driven sync or async.
+
+A node body is a generator: it ``yield``s an :class:`Effect` wherever it needs I/O (a model
+call, a tool call, a Store read) and receives the effect's result back; it ``return``s its
+state update. :func:`drive` runs the effects blocking (``graph.invoke``), :func:`adrive`
+awaits them (``graph.ainvoke``). Exceptions raised by an effect are thrown into the
+generator at its ``yield``, so a node handles I/O errors with an ordinary ``try`` around it.
+
+Example::
+
+    def node(state, runtime, deps) -> Steps[dict[str, Any]]:
+        reply = yield model_call(deps.model, prompt, ctx(runtime))
+        return {"messages": [reply]}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import time
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from noema_graph.context import RunContext
+from noema_graph.errors import Cancelled
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Steps = Generator["Effect[Any]", Any, R]
+"""A node body: yields effects, receives their results, returns its value."""
+
+ABORT_POLL_S = 0.05
+"""How often a blocking call checks the run's abort switch."""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect(Generic[T]):
+    """One piece of I/O: how to do it blocking (``run``) and how to await it (``arun``)."""
+
+    run: Callable[[], T]
+    arun: Callable[[], Awaitable[T]]
+
+
+def drive(steps: Steps[R]) -> R:
+    """Run ``steps`` to completion, performing each effect blocking."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value, error = effect.run(), None
+        except BaseException as exc:  # handed to the node at its yield, which decides
+            value, error = None, exc
+
+
+async def adrive(steps: Steps[R]) -> R:
+    """Async twin of :func:`drive`: each effect is awaited."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value, error = await effect.arun(), None
+        except BaseException as exc:  # handed to the node at its yield, which decides
+            value, error = None, exc
+
+
+def bounded(
+    run: Callable[[], T],
+    arun: Callable[[], Awaitable[T]],
+    context: RunContext,
+    *,
+    timeout: float | None = None,
+) -> Effect[T]:
+    """Return an effect that stops waiting on a deadline or when the run is aborted.
+
+    Raises :class:`TimeoutError` after ``timeout`` seconds and :class:`Cancelled` once the
+    abort switch is set, on both paths. A blocking call runs in a worker thread (with the
+    caller's context variables) only when there is something to wait for; the abandoned
+    call finishes in the background.
+    """
+    watched = context.abort is not None
+
+    def blocking() -> T:
+        if timeout is None and not watched:
+            return run()
+        return _wait_thread(run, context, timeout)
+
+    async def awaiting() -> T:
+        work = arun()
+        if timeout is not None:
+            work = asyncio.wait_for(work, timeout)
+        return await _race_abort(work, context) if watched else await work
+
+    return Effect(blocking, awaiting)
+
+
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="noema-call")
+
+
+def _wait_thread(run: Callable[[], T], context: RunContext, timeout: float | None) -> T:
+    future = _POOL.submit(contextvars.copy_context().run, run)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        wait = left if context.abort is None else min(ABORT_POLL_S, left or ABORT_POLL_S)
+        done, _ = concurrent.futures.wait([future], timeout=wait)
+        if done:
+            return future.result()
+        if context.aborted():
+            future.cancel()
+            raise Cancelled("the run was cancelled while this call was in progress")
+        if deadline is not None and time.monotonic() >= deadline:
+            future.cancel()
+            raise TimeoutError(f"no result after {timeout}s")
+
+
+async def _aborted(context: RunContext) -> None:
+    # The abort switch is a threading.Event so sync runs can use it too: poll it.
+    while not context.aborted():  # noqa: ASYNC110
+        await asyncio.sleep(ABORT_POLL_S)
+
+
+async def _race_abort(work: Awaitable[T], context: RunContext) -> T:
+    """Await ``work``; if the abort event is set first, cancel it and raise Cancelled."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_aborted(context))
+    try:
+        done, _ = await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    raise Cancelled("the run was cancelled while this call was in progress")
+
+
+def gather(steps: Sequence[Steps[T]]) -> Effect[list[T]]:
+    """Return an effect that runs several step generators concurrently; results in order.
+
+    Blocking: each on a worker thread with the caller's context variables. Awaited: as
+    tasks of one ``asyncio.gather``. The first exception is raised once all have ended.
+    """
+
+    def run() -> list[T]:
+        futures = [_POOL.submit(contextvars.copy_context().run, drive, s) for s in steps]
+        concurrent.futures.wait(futures)
+        return [f.result() for f in futures]
+
+    async def arun() -> list[T]:
+        return list(await asyncio.gather(*(adrive(s) for s in steps)))
+
+    return Effect(run, arun)
+
+
+def io(run: Callable[[], T], arun: Callable[[], Awaitable[T]]) -> Effect[T]:
+    """Return a plain effect (a Store read or write, a tool listing)."""
+    return Effect(run, arun)

@@ -1,0 +1,101 @@
+"""The one layer around every node: observation, hooks, the typed outcome, run-end work.
+
+:class:`Node` is the runnable a graph registers for a :class:`~noema_graph.nodes.spec.NodeSpec`.
+Its logic is one step generator (:meth:`Node.steps`) driven blocking by ``invoke`` and awaited
+by ``ainvoke``, so a sync and an async run do exactly the same work in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.runtime import Runtime, get_runtime
+
+from noema_graph.effects import Steps, adrive, drive
+from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
+from noema_graph.nodes.spec import NodeSpec
+from noema_graph.observability.observer import Observer
+from noema_graph.observability.probe import GraphInfo
+from noema_graph.state.outcome import NodeOutcome, Outcome
+
+
+class Node(Runnable[Any, dict[str, Any]]):
+    """A node as LangGraph runs it: observed, hooked, its update stamped with its outcome."""
+
+    def __init__(
+        self,
+        spec: NodeSpec,
+        deps: AgentDeps,
+        *,
+        observer: Observer,
+        info: GraphInfo,
+        first: bool = False,
+        final: bool = False,
+    ) -> None:
+        """Wrap ``spec`` for a graph built with ``deps``; ``first``/``final`` place it."""
+        self.spec, self.deps, self.observer, self.info = spec, deps, observer, info
+        self.first, self.final = first, final
+        self.node_name = spec.name
+        self.name = spec.name
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the node blocking."""
+        return drive(self.steps(input, get_runtime(), config or {}))
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the node with its I/O awaited."""
+        return await adrive(self.steps(input, get_runtime(), config or {}))
+
+    def steps(
+        self, state: Any, runtime: Runtime[Any], config: RunnableConfig
+    ) -> Steps[dict[str, Any]]:
+        """Observe the node while its hooks, body and run-end work run."""
+        with self.observer.observe(self.info, self.node_name, state, runtime, config) as call:
+            update = yield from self._hooked(state, call.runtime if call else runtime)
+            if call is not None:
+                call.finish(update)
+        return update
+
+    def _hooked(self, state: Any, runtime: Runtime[Any]) -> Steps[dict[str, Any]]:
+        if self.spec.own_hooks:
+            update = yield from self.spec.body(state, runtime, self.deps)
+            return {**update, "outcome": stamp(self.spec, update, final=self.final)}
+        config, where = self.deps.config, {"first": self.first, "final": self.final}
+        patch, failure = run_hooks(
+            config, hook_call(config, self.node_name, state, runtime), "pre_process", None, **where
+        )
+        if failure is not None:
+            report(runtime, state, failure)
+            state = {**state, "hook_error": failure}
+        elif patch:
+            state = {**state, **patch}
+        update: dict[str, Any] = {}
+        if failure is None or self.final:
+            update = yield from self.spec.body(state, runtime, self.deps)
+        if failure is None:
+            call = hook_call(config, self.node_name, state, runtime)
+            update, failure = run_hooks(config, call, "post_process", update, **where)
+            if failure is not None:
+                report(runtime, state, failure)
+        if failure is not None:
+            update = on_failure(update, failure, final=self.final)
+        update = {**update, "outcome": stamp(self.spec, update, final=self.final)}
+        if self.spec.after is not None:
+            yield from self.spec.after(state, update, runtime, self.deps)
+        return update
+
+
+def stamp(spec: NodeSpec, update: dict[str, Any], *, final: bool) -> NodeOutcome:
+    """Return the typed outcome of ``spec``'s ``update`` (a failed hook decides it first)."""
+    failure = update.get("hook_error")
+    if failure is not None and not final:
+        kind = Outcome.TERMINATE if failure.code == "hook_veto" else Outcome.ERROR
+        return NodeOutcome(node=spec.name, outcome=kind.value, detail=failure.message)
+    kind, detail = spec.outcome(update)
+    return NodeOutcome(node=spec.name, outcome=kind.value, detail=detail[:200])
