@@ -19,6 +19,7 @@ from noema_graph.nodes.deps import ToolProvider
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 from noema_graph.tools.ask_user import ask_user_tool
+from noema_graph.tools.schemas import check_tool_schemas
 
 # Save a checkpoint after every superstep before the next one starts, so a crash never
 # re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).
@@ -86,6 +87,7 @@ def resolve_tools(
     providers: list[ToolProvider] = []
     if config.mcp_servers:
         providers.append(MCPToolProvider(config.mcp_servers))
+    check_tool_schemas(static)
     names = [t.name for t in static]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -167,13 +167,20 @@ def react_grammar(tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSW
     """Return a GBNF grammar admitting only ReAct answers that use ``tools``.
 
     Each ``Action`` names one of ``tools`` and its ``Action Input`` is a one-line JSON object
-    following that tool's args schema (any JSON object where the schema is beyond this
+    following that tool's args schema (any JSON object where a valid schema is beyond this
     translator). Without tools only a ``Final Answer`` is admitted.
 
     Args:
         tools: The tools the model may call; their names must be unique.
         max_answer_chars: Most characters of a ``Final Answer``.
+
+    Raises:
+        ConfigurationError: a tool's argument schema is invalid (it names the tool), rather
+            than a grammar that silently admits any JSON object for it.
     """
+    from noema_graph.tools.schemas import check_tool_schemas  # the tools package is heavy
+
+    check_tool_schemas(tools)
     grammar = _SchemaGrammar()
     actions: list[str] = []
     for index, tool in enumerate(tools):

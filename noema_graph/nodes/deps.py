@@ -24,7 +24,7 @@ from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
-from noema_graph.tools.concurrency import is_concurrency_safe
+from noema_graph.tools.concurrency import concurrency_safe as is_concurrency_safe
 
 
 @runtime_checkable

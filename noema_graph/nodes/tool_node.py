@@ -31,6 +31,7 @@ from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import ToolGroup, ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
+from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
 
 SUBAGENT_OUTPUT = "agent_output"
@@ -48,7 +49,7 @@ def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
 
 
 def _refusal(
-    task: ToolTask, tools: dict[str, BaseTool], deps: AgentDeps, runtime: Runtime[Any]
+    task: ToolTask, tools: Mapping[str, BaseTool], deps: AgentDeps, runtime: Runtime[Any]
 ) -> str | None:
     """Return why the call must not run, or None when it may."""
     call = task["tool_call"]
@@ -238,7 +239,13 @@ def _one(
         kind = "hallucinated_action" if call["name"] not in tools else "tool"
         span = clock.stop()
         return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
-    message = yield from _run(tools[call["name"]], task, runtime, deps)
+    tool = tools[call["name"]]
+    args, invalid = check_arguments(tool, call.get("args"))
+    if invalid is not None:
+        span = clock.stop()
+        return _result(task, _error_message(task, invalid), "tool", span, runtime), span.seconds
+    task = {**task, "tool_call": {**call, "args": args}}
+    message = yield from _run(tool, task, runtime, deps)
     span = clock.stop()
     return _result(task, message, "tool", span, runtime), span.seconds
 

@@ -6,9 +6,15 @@ Public API:
   :class:`ToolFailure`, :class:`TransientToolFailure`, :class:`RetryPolicy`;
 * :func:`toolkits_for` builds the toolkits an :class:`~noema_graph.config.AgentConfig` enables;
 * :func:`mcp_tools` and :class:`MCPToolProvider` load MCP servers' tools over one persistent
-  session per server.
+  session per server;
+* :func:`check_arguments` validates (and losslessly coerces) a call's arguments against any
+  LangChain tool's schema, :func:`check_tool_schemas` refuses invalid schemas at build time;
+* :func:`concurrency_safe` and :func:`execution_groups` decide which calls of one message
+  may run concurrently.
 """
 
+from noema_graph.tools.arguments import check_arguments
+from noema_graph.tools.concurrency import concurrency_safe, execution_groups
 from noema_graph.tools.mcp_provider import MCPToolProvider, mcp_tools
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import (
@@ -19,6 +25,7 @@ from noema_graph.tools.results import (
     render_observation,
 )
 from noema_graph.tools.runner import RetryPolicy, ToolRunner
+from noema_graph.tools.schemas import check_tool_schemas
 from noema_graph.tools.search import Document, SearchHit, SearchProvider, SqliteSearchProvider
 from noema_graph.tools.spec import Idempotency, ToolContext, ToolSpec
 from noema_graph.tools.toolkits import builtin_registry, toolkits_for
@@ -40,6 +47,10 @@ __all__ = [
     "ToolSpec",
     "TransientToolFailure",
     "builtin_registry",
+    "check_arguments",
+    "check_tool_schemas",
+    "concurrency_safe",
+    "execution_groups",
     "mcp_tools",
     "render_observation",
     "toolkits_for",

@@ -3,12 +3,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.models import bind_react_grammar, make_model, react_grammar
 from noema_graph.models.grammar import gbnf_literal, grammar_rule_names
 from noema_graph.models.profile import PROVIDER_KEY
@@ -156,3 +158,14 @@ def test_a_tool_without_arguments_admits_only_an_empty_object() -> None:
 def test_the_final_answer_is_bounded() -> None:
     assert "[^\\x00]{1,1000}" in react_grammar([])
     assert "[^\\x00]{1,300}" in react_grammar([], max_answer_chars=300)
+
+
+def test_an_invalid_args_schema_raises_naming_the_tool() -> None:
+    broken = StructuredTool.from_function(
+        lambda **kwargs: "",
+        name="broken",
+        description="Bad schema.",
+        args_schema={"type": "object", "properties": {"n": {"type": "integr"}}},
+    )
+    with pytest.raises(ConfigurationError, match="tool 'broken' has an invalid argument schema"):
+        react_grammar([query_tool, broken])
