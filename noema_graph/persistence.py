@@ -17,7 +17,6 @@ from typing import Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._typing import MISSING
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -171,9 +170,9 @@ def _full_values(saver: SqliteSaver, config: RunnableConfig) -> dict[str, Any]:
     for name, entry in history.items():
         if "seed" not in entry and not entry["writes"]:
             continue
-        channel = DeltaChannel(DELTA_CHANNELS[name], list).from_checkpoint(
-            entry.get("seed", MISSING)
-        )
+        channel = DeltaChannel(DELTA_CHANNELS[name], list)
+        # no seed: start from an empty list, as from_checkpoint(MISSING) would
+        channel = channel.from_checkpoint(entry.get("seed", []))
         channel.replay_writes(entry["writes"])
         values[name] = channel.get()
     return values

@@ -14,7 +14,12 @@ from langgraph.store.base import BaseStore
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
 from noema_graph.graphs._wiring import add_nodes, router
-from noema_graph.graphs.runtime import compile_graph, resolve_model, resolve_tools
+from noema_graph.graphs.runtime import (
+    compile_graph,
+    own_providers,
+    resolve_model,
+    resolve_tools,
+)
 from noema_graph.nodes import (
     execute_step,
     finalize,
@@ -96,6 +101,8 @@ def build_agent_graph(
     builder.add_conditional_edges("reflect", router(route_after_reflect, deps), AFTER_REFLECT)
     builder.add_conditional_edges("revise_plan", router(route_next, deps), NEXT)
     builder.add_edge("finalize", END)
-    return compile_graph(
+    graph = compile_graph(
         builder, config, checkpointer=checkpointer, store=store, callbacks=callbacks
     )
+    own_providers(graph, deps.providers)
+    return graph

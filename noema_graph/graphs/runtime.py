@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,6 +68,32 @@ def resolve_model(given: BaseChatModel | None, spec: str | None, field: str) -> 
         return make_model(spec)
     except ConfigurationError as exc:
         raise ConfigurationError(f"AgentConfig.{field}", str(exc), fix=exc.fix) from None
+
+
+_PROVIDERS: weakref.WeakKeyDictionary[Any, tuple[ToolProvider, ...]] = weakref.WeakKeyDictionary()
+
+
+def own_providers(graph: Any, providers: Sequence[ToolProvider]) -> None:
+    """Record that ``graph`` owns ``providers`` (MCP sessions), for :func:`close_tools`."""
+    if providers:
+        _PROVIDERS[graph] = tuple(providers)
+
+
+def close_tools(graph: Any) -> None:
+    """Stop the MCP servers of ``graph`` (they also stop when the process exits).
+
+    Sessions belong to the compiled graph, not to a run: every run, concurrent ones
+    included, shares them. Close them when the graph is no longer needed; a later run opens
+    them again.
+    """
+    for provider in _PROVIDERS.get(graph, ()):
+        provider.close()
+
+
+async def aclose_tools(graph: Any) -> None:
+    """Async :func:`close_tools`."""
+    for provider in _PROVIDERS.get(graph, ()):
+        await provider.aclose()
 
 
 def _check_hooks(config: AgentConfig, nodes: set[str]) -> None:

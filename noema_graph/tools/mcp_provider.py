@@ -14,9 +14,11 @@ to the session, which sends it as the ``_meta`` of the ``tools/call`` request.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import re
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -30,6 +32,7 @@ from noema_graph.observability.tracing import propagation_meta
 from noema_graph.tools.mcp_session import ServerSession
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import DEFAULT_MAX_OBSERVATION_CHARS, ToolResult
+from noema_graph.tools.schemas import check_tool_schemas
 from noema_graph.tools.spec import Idempotency, ToolSpec
 
 _T = TypeVar("_T")
@@ -71,8 +74,10 @@ def _idempotency(metadata: Mapping[str, Any] | None) -> Idempotency:
 class MCPToolProvider:
     """MCP tools with one persistent session per server, usable from sync and async code.
 
-    Sessions open at the first :meth:`get_tools`/:meth:`aget_tools`; :meth:`close` or
-    :meth:`aclose` stops every server. Tool names are ``<server>__<tool>``.
+    Sessions open at the first :meth:`get_tools`/:meth:`aget_tools` and serve every later
+    call, including concurrent runs of the same graph; :meth:`close` or :meth:`aclose` stops
+    every server, and the process's exit does it for a provider still open. Tool names are
+    ``<server>__<tool>``.
     """
 
     def __init__(
@@ -147,6 +152,7 @@ class MCPToolProvider:
                 )
                 thread.start()
                 self._loop, self._thread = loop, thread
+                _close_at_exit(self)
             return self._loop
 
     def _submit(self, factory: Callable[[], Awaitable[_T]]) -> concurrent.futures.Future[_T]:
@@ -188,9 +194,11 @@ class MCPToolProvider:
         self.sessions = sessions
         registry = ToolRegistry(spec for s in sessions.values() for spec in self._specs(s))
         timeout = max((s.connect_timeout_s + s.read_timeout_s for s in self.servers), default=60)
-        return registry.as_langchain_tools(
+        tools = registry.as_langchain_tools(
             timeout_s=timeout + 5, max_observation_chars=self.max_observation_chars
         )
+        check_tool_schemas(tools)  # a server's invalid schema is named, not degraded
+        return tools
 
     def _specs(self, session: ServerSession) -> list[ToolSpec]:
         return [
@@ -233,6 +241,18 @@ def _schema_of(tool: BaseTool) -> dict[str, Any]:
     if isinstance(schema, dict):
         return schema  # pyright: ignore[reportUnknownVariableType] -- JSON Schema from the server
     return tool.tool_call_schema.model_json_schema()  # pyright: ignore[reportAttributeAccessIssue] -- pydantic schema
+
+
+def _close_at_exit(provider: MCPToolProvider) -> None:
+    """Close ``provider``'s servers when the process exits, unless it is closed (or gone) first."""
+    ref = weakref.ref(provider)
+
+    def close() -> None:
+        alive = ref()
+        if alive is not None:
+            alive.close()
+
+    atexit.register(close)
 
 
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:

@@ -282,9 +282,14 @@ def test_a_bad_tool_argument_is_an_observation_not_a_crash(
     )
     state = run_agent_graph("learning", model, demo.path, "Next?")
     steps = [s for s in state["output"]["reasoning"]["steps"] if s["kind"] == "tool"]
-    assert [s["action"]["output"]["status"] for s in steps] == ["error", "error"]
+    assert steps[0]["action"]["output"]["status"] == "error"  # the tool's own error
     assert "user_id" in steps[0]["observation"] and "existing user" in steps[0]["observation"]
-    assert "invalid_input" in steps[1]["observation"]
+    # the schema check answers a wrong type before the tool runs, naming the argument
+    assert steps[1]["observation"] == (
+        "Invalid argument 'user_id' for tool 'list_due_cards': expected integer, got 'ada'."
+    )
+    calls = state["output"]["metadata"]["tool_calls"]
+    assert [c["status"] for c in calls] == ["error", "error"]
     assert state["output"]["success"] and state["output"]["validated"] is False
     assert state["output"]["result"] == "Pick: gave up"
 
