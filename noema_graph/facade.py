@@ -54,11 +54,17 @@ def _graph(name: str, model: BaseChatModel | None, db: Path) -> Any:
 
 
 def _invocation(
-    request: str, learner: Learner, thread_id: str | None
-) -> tuple[dict[str, Any], dict[str, Any], RunContext]:
+    name: str,
+    request: str,
+    learner: Learner,
+    thread_id: str | None,
+    model: BaseChatModel | None,
+    path: Path,
+) -> tuple[Any, dict[str, Any], dict[str, Any], RunContext]:
+    """Return (graph, inputs, config, context) of one run; shared by every entry point."""
     inputs = {"messages": [("user", learner_request(request, learner))]}
     config = {"configurable": {"thread_id": thread_id or uuid4().hex}}
-    return inputs, config, RunContext(user_id=learner.name)
+    return _graph(name, model, path), inputs, config, RunContext(user_id=learner.name)
 
 
 def run_agent(
@@ -85,8 +91,7 @@ def run_agent(
     """
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = resolve_learner(path, user_id)
-    inputs, config, context = _invocation(request, learner, thread_id)
-    graph = _graph(name, model, path)
+    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
     graph.invoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -139,11 +144,10 @@ async def arun_agent(
     model: BaseChatModel | None = None,
     db: str | Path | None = None,
 ) -> AgentOutput:
-    """Async twin of :func:`run_agent`."""
+    """Run agent ``name`` like :func:`run_agent`, awaiting the model and tools."""
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
-    inputs, config, context = _invocation(request, learner, thread_id)
-    graph = _graph(name, model, path)
+    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
     await graph.ainvoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -160,8 +164,7 @@ async def astream_agent(
     """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
-    inputs, config, context = _invocation(request, learner, thread_id)
-    graph = _graph(name, model, path)
+    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk
     yield _output(name, graph, config)

@@ -22,9 +22,8 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import HumanInputError
-from noema_graph.nodes.human import parse_decisions
 from noema_graph.nodes.output import build_output
-from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision
+from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision, parse_decisions
 from noema_graph.state.output import AgentOutput
 
 HumanRequest = ClarifyRequest | ConfirmRequest

@@ -3,7 +3,7 @@
 The child runs under its own limits, with the parent's trace id, user, correlation id and
 abort switch, one level deeper. Past ``max_depth`` the call is refused with an error
 observation. The child's whole output contract travels in the tool's artifact under
-:data:`~noema_graph.nodes.tool_node.SUBAGENT_OUTPUT`, so the parent's trace keeps the child's
+:data:`~noema_graph.tools.results.SUBAGENT_OUTPUT`, so the parent's trace keeps the child's
 trace and the parent's usage and cost include the child's.
 """
 
@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from noema_graph.context import DEFAULT_CONTEXT, RunContext, current_scope
-from noema_graph.nodes.tool_node import SUBAGENT_OUTPUT
+from noema_graph.tools.results import SUBAGENT_OUTPUT
 
 MAX_DEPTH = 2
 """Deepest nesting allowed: a top-level run is depth 0, its subagents depth 1, theirs 2."""

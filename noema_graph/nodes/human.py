@@ -14,21 +14,22 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
-from pydantic import ValidationError
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import HumanInputError
 from noema_graph.events import HumanInputRequested
 from noema_graph.nodes.common import emit
 from noema_graph.state.agent import ToolTask
-from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision, PendingCall
+from noema_graph.state.human import (
+    ClarifyRequest,
+    ConfirmRequest,
+    Decision,
+    PendingCall,
+    parse_decisions,
+)
 from noema_graph.state.models import ReasoningStep, ToolAction
 
 NO_ANSWER = "(The user gave no answer: go on with your best assumption and say what it was.)"
-DECISION_FIX = (
-    "resume with 'approve', 'reject', {'action': 'edit', 'args': {...}}, or a dict mapping "
-    "every pending call id to one of those"
-)
 
 
 def approval_reason(
@@ -69,74 +70,6 @@ def pending_approvals(
                 )
             )
     return pending
-
-
-def _decision(value: Any, field: str) -> Decision:
-    if isinstance(value, Decision):
-        return value
-    if isinstance(value, str):
-        value = {"action": value.strip().lower()}
-    if not isinstance(value, Mapping):
-        raise HumanInputError(field, f"expected a decision, got {value!r}", fix=DECISION_FIX)
-    try:
-        decision = Decision.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        name = f"{field}.{where}" if where else field
-        raise HumanInputError(name, first["msg"], fix=DECISION_FIX) from None
-    if decision.action == "edit" and decision.args is None:
-        raise HumanInputError(
-            f"{field}.args",
-            "an edit needs the new arguments",
-            fix="pass {'action': 'edit', "
-            "'args': {...}} with the full arguments the call should run with",
-        )
-    return decision
-
-
-def parse_decisions(answer: Any, pending: Sequence[PendingCall]) -> dict[str, Decision]:
-    """Read the caller's resume value into one decision per pending call.
-
-    Accepted: one decision for every call ("approve", "reject", a Decision or its dict), a
-    list in the order of the request, or a dict keyed by call id. Raises
-    :class:`HumanInputError` naming the offending field.
-    """
-    ids = [p.id for p in pending]
-    if isinstance(answer, Mapping) and "action" not in answer:
-        by_id: Mapping[Any, Any] = answer  # pyright: ignore[reportUnknownVariableType]
-        unknown = [str(k) for k in by_id if k not in ids]
-        if unknown:
-            raise HumanInputError(
-                f"resume[{unknown[0]!r}]",
-                f"no pending call has this id; pending ids: {ids}",
-                fix="key the decisions by the ids of the ConfirmRequest's calls",
-            )
-        missing = [i for i in ids if i not in by_id]
-        if missing:
-            raise HumanInputError(
-                f"resume[{missing[0]!r}]",
-                "no decision for this pending call",
-                fix="answer every pending call in one resume",
-            )
-        return {i: _decision(by_id[i], f"resume[{i!r}]") for i in ids}
-    if isinstance(answer, list | tuple):
-        items: Sequence[Any] = answer  # pyright: ignore[reportUnknownVariableType]
-        if len(items) != len(ids):
-            raise HumanInputError(
-                "resume",
-                f"{len(items)} decisions for {len(ids)} pending calls",
-                fix="give one decision per pending call, in the request's order",
-            )
-        return {
-            i: _decision(v, f"resume[{n}]") for n, (i, v) in enumerate(zip(ids, items, strict=True))
-        }
-    one = _decision(answer, "resume")
-    if one.action == "edit" and len(ids) > 1:
-        raise HumanInputError(
-            "resume", "one edit cannot apply to several calls", fix="key the edits by call id"
-        )
-    return dict.fromkeys(ids, one)
 
 
 def ask_for_decisions(

@@ -205,6 +205,16 @@ def route_next(
     return "execute_step" if decision == "call_model" else decision
 
 
+def _tool_group(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None, safe: Container[str]
+) -> list[Send] | None:
+    """Return the Send of the next group of pending calls, or None (none, or a limit ran out)."""
+    pending = pending_calls(state)
+    if not pending or budget_reason(state, config, context) is not None:
+        return None
+    return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
+
+
 def route_after_execute(
     state: Mapping[str, Any],
     config: AgentConfig,
@@ -216,12 +226,13 @@ def route_after_execute(
     Routes to: review_tools when the config asks for approvals, else the first group of the
     message's tool calls (see :func:`next_group`); otherwise as :func:`route_next`.
     """
-    pending = pending_calls(state)
-    if pending and budget_reason(state, config, context) is None:
-        if config.confirms_tools:
-            return "review_tools"
-        return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
-    return route_next(state, config, context)
+    if (
+        config.confirms_tools
+        and pending_calls(state)
+        and budget_reason(state, config, context) is None
+    ):
+        return "review_tools"
+    return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
 def route_after_tools(
@@ -235,10 +246,7 @@ def route_after_tools(
     Routes to: the next group of the same message while calls remain and no limit ran out;
     otherwise as :func:`route_next` (calls a stop left unanswered are answered by finalize).
     """
-    pending = pending_calls(state)
-    if pending and budget_reason(state, config, context) is None:
-        return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
-    return route_next(state, config, context)
+    return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
 def route_after_review(
@@ -252,10 +260,7 @@ def route_after_review(
     Routes to: the first group of pending calls, each with the user's decision on it;
     finalize when a limit ran out (or a hook failed) while the run waited for approval.
     """
-    pending = pending_calls(state)
-    if not pending or budget_reason(state, config, context) is not None:
-        return "finalize"
-    return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
+    return _tool_group(state, config, context, safe) or "finalize"
 
 
 def tool_sends(state: Mapping[str, Any], group: Sequence[tuple[int, dict[str, Any]]]) -> list[Send]:

@@ -1,10 +1,10 @@
-"""The ``tool_node`` node: run one tool call of the last AI message.
+"""The ``tool_node`` node: run a group of tool calls of the last AI message.
 
-The routers send the calls of a message group by group, in message order (see
-:func:`~noema_graph.nodes.routing.next_group`): a group of calls whose tools are safe to run
-concurrently is one superstep of parallel tasks; any other call runs alone. Each finished call
-is checkpointed on its own, so after a crash only unfinished calls run again. Every call is
-answered by exactly one ToolMessage, errors included.
+The routers send a message's calls group by group, in message order (see
+:func:`~noema_graph.nodes.routing.next_group`): consecutive concurrency-safe calls run
+concurrently in one task, any other call runs alone. Each group is checkpointed when it ends,
+so after a crash only unfinished groups run again (a non-idempotent call is always alone, and
+the ledger guards it). Every call is answered by exactly one ToolMessage, errors included.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from noema_graph.context import RunScope, run_scope
 from noema_graph.effects import Steps, bounded, gather
@@ -33,9 +33,7 @@ from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
-
-SUBAGENT_OUTPUT = "agent_output"
-"""Artifact key under which a subagent tool reports the child's AgentOutput dict."""
+from noema_graph.tools.results import child_usage
 
 
 def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -68,14 +66,6 @@ def _refusal(
     return None
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if value is None or isinstance(value, str | int | float | bool | list | dict):
-        return value
-    return str(value)
-
-
 def _result(
     task: ToolTask, message: ToolMessage, kind: str, span: Span, runtime: Runtime[Any]
 ) -> dict[str, Any]:
@@ -85,7 +75,11 @@ def _result(
     step = ReasoningStep(
         kind=kind,  # type: ignore[arg-type]
         thought=task["thought"],
-        action=ToolAction(tool=str(call["name"]), input=call.get("args"), output=_jsonable(full)),
+        action=ToolAction(
+            tool=str(call["name"]),
+            input=call.get("args"),
+            output=to_jsonable_python(full, fallback=str),
+        ),
         observation=preview(message.content),
         status=status,
         round=task["round"],
@@ -113,24 +107,6 @@ def _result(
 
 def _thread(task: ToolTask) -> str:
     return thread_id() or task["run_id"]
-
-
-def child_usage(artifact: Any) -> Usage | None:
-    """Return the tokens and cost of a subagent run reported in a tool's artifact.
-
-    A tool that runs another agent returns ``{SUBAGENT_OUTPUT: <AgentOutput dict>}`` as its
-    artifact; its usage is rolled up into the parent run's usage.
-    """
-    if not isinstance(artifact, dict) or SUBAGENT_OUTPUT not in artifact:
-        return None
-    meta = artifact[SUBAGENT_OUTPUT]["metadata"]
-    tokens = meta["token_usage"]
-    return Usage(
-        prompt_tokens=tokens["prompt_tokens"],
-        completion_tokens=tokens["completion_tokens"],
-        total_tokens=tokens["total_tokens"],
-        cost_usd=meta["estimated_cost_usd"],
-    )
 
 
 def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:

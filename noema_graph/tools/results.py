@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from noema_graph.errors import NoemaError
+from noema_graph.state.models import Usage
 
 DEFAULT_MAX_OBSERVATION_CHARS = 8_000
 """Default cap on the observation text the model reads; the artifact keeps everything."""
@@ -139,3 +140,25 @@ def render_observation(result: ToolResult, max_chars: int = DEFAULT_MAX_OBSERVAT
             return text
         preview = preview[: len(preview) - max(1, (len(text) - max_chars))]
     return json.dumps(head, ensure_ascii=False)[:max_chars]
+
+
+SUBAGENT_OUTPUT = "agent_output"
+"""Artifact key under which a subagent tool reports the child's AgentOutput dict."""
+
+
+def child_usage(artifact: Any) -> Usage | None:
+    """Return the tokens and cost of a subagent run reported in a tool's artifact.
+
+    A tool that runs another agent returns ``{SUBAGENT_OUTPUT: <AgentOutput dict>}`` as its
+    artifact; its usage is rolled up into the parent run's usage.
+    """
+    if not isinstance(artifact, dict) or SUBAGENT_OUTPUT not in artifact:
+        return None
+    meta = artifact[SUBAGENT_OUTPUT]["metadata"]
+    tokens = meta["token_usage"]
+    return Usage(
+        prompt_tokens=tokens["prompt_tokens"],
+        completion_tokens=tokens["completion_tokens"],
+        total_tokens=tokens["total_tokens"],
+        cost_usd=meta["estimated_cost_usd"],
+    )

@@ -187,7 +187,7 @@ def test_subagent_usage_rolls_up_and_scope_carries_the_trace(scripted: Any) -> N
     from langchain_core.tools import StructuredTool
 
     from noema_graph.context import RunContext, current_scope
-    from noema_graph.nodes.tool_node import SUBAGENT_OUTPUT
+    from noema_graph.tools.results import SUBAGENT_OUTPUT
 
     seen: list[Any] = []
 
