@@ -41,6 +41,16 @@ from noema_graph.observability import Observer
 from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AgentState
 
+SPECS = [
+    plan.SPEC,
+    execute_step.SPEC,
+    review_tools.SPEC,
+    tool_node.SPEC,
+    reflect.SPEC,
+    revise_plan.SPEC,
+    finalize.SPEC,
+]
+"""The agent graph's nodes; the first starts a run, the last ends it."""
 NEXT = ["execute_step", "reflect", "finalize"]
 AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
 
@@ -77,16 +87,7 @@ def build_agent_graph(
         providers=providers,
     )
     builder = StateGraph(AgentState, context_schema=RunContext)
-    specs = [
-        plan.SPEC,
-        execute_step.SPEC,
-        review_tools.SPEC,
-        tool_node.SPEC,
-        reflect.SPEC,
-        revise_plan.SPEC,
-        finalize.SPEC,
-    ]
-    callbacks = add_nodes(builder, specs, deps, observer=observer, checkpointer=checkpointer)
+    callbacks = add_nodes(builder, SPECS, deps, observer=observer, checkpointer=checkpointer)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", router(route_next, deps), NEXT)
     builder.add_conditional_edges(

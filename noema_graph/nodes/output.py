@@ -144,6 +144,63 @@ def tool_calls(trace: Sequence[ReasoningStep]) -> list[ToolCallRecord]:
     ]
 
 
+def _reasoning(
+    state: Mapping[str, Any], config: AgentConfig, validated: bool | None, reason: StopReason | None
+) -> AgentReasoning:
+    trace: Sequence[ReasoningStep] = state.get("trace") or []
+    iterations = int(state.get("iteration") or 0)
+    return AgentReasoning(
+        steps=[
+            TraceStep(
+                step=s.step,
+                kind=s.kind,
+                thought=s.thought,
+                action=s.action,
+                observation=s.observation,
+                timestamp=s.timestamp,
+                started_at=s.started_at,
+                ended_at=s.ended_at,
+            )
+            for s in trace
+        ],
+        decision=decision_summary(state.get("plan"), iterations, tools_used(trace), reason),
+        confidence=confidence(
+            trace,
+            iterations=iterations,
+            max_iterations=config.max_iterations,
+            replans=int(state.get("replans") or 0),
+            stopped=reason is not None,
+            validated=validated,
+        ),
+    )
+
+
+def _metadata(
+    state: Mapping[str, Any], config: AgentConfig, reason: StopReason | None
+) -> ExecutionMetadata:
+    run: RunInfo = state.get("run") or RunInfo()
+    trace: Sequence[ReasoningStep] = state.get("trace") or []
+    usage: Usage = state.get("usage") or Usage()
+    return ExecutionMetadata(
+        execution_time_ms=round(active_seconds(state) * 1000, 3),
+        iterations=int(state.get("iteration") or 0),
+        tools_used=tools_used(trace),
+        tool_calls=tool_calls(trace),
+        token_usage=TokenUsage(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+        ),
+        estimated_cost_usd=usage.cost_usd,
+        model=run.model,
+        agent_version=config.version,
+        agent_name=config.name,
+        trace_id=run.trace_id,
+        replans=int(state.get("replans") or 0),
+        stop_reason=reason,
+    )
+
+
 def build_output(
     state: Mapping[str, Any],
     config: AgentConfig,
@@ -153,13 +210,6 @@ def build_output(
     reason: StopReason | None,
 ) -> AgentOutput:
     """Build the AgentOutput of a finished run from its final state."""
-    plan: TaskPlan | None = state.get("plan")
-    run: RunInfo = state.get("run") or RunInfo()
-    trace: Sequence[ReasoningStep] = state.get("trace") or []
-    usage: Usage = state.get("usage") or Usage()
-    iterations = int(state.get("iteration") or 0)
-    replans = int(state.get("replans") or 0)
-    used = tools_used(trace)
     error = None
     if reason is not None:
         error = AgentError(
@@ -174,46 +224,6 @@ def build_output(
         validated=validated,
         error=error,
         outcome=run_outcome(success=reason is None, validated=validated, code=reason).value,
-        reasoning=AgentReasoning(
-            steps=[
-                TraceStep(
-                    step=s.step,
-                    kind=s.kind,
-                    thought=s.thought,
-                    action=s.action,
-                    observation=s.observation,
-                    timestamp=s.timestamp,
-                    started_at=s.started_at,
-                    ended_at=s.ended_at,
-                )
-                for s in trace
-            ],
-            decision=decision_summary(plan, iterations, used, reason),
-            confidence=confidence(
-                trace,
-                iterations=iterations,
-                max_iterations=config.max_iterations,
-                replans=replans,
-                stopped=reason is not None,
-                validated=validated,
-            ),
-        ),
-        metadata=ExecutionMetadata(
-            execution_time_ms=round(active_seconds(state) * 1000, 3),
-            iterations=iterations,
-            tools_used=used,
-            tool_calls=tool_calls(trace),
-            token_usage=TokenUsage(
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                total_tokens=usage.total_tokens,
-            ),
-            estimated_cost_usd=usage.cost_usd,
-            model=run.model,
-            agent_version=config.version,
-            agent_name=config.name,
-            trace_id=run.trace_id,
-            replans=replans,
-            stop_reason=reason,
-        ),
+        reasoning=_reasoning(state, config, validated, reason),
+        metadata=_metadata(state, config, reason),
     )

@@ -55,6 +55,46 @@ def _prompt(
     return [system_message(deps.config.instructions, system), *state.get("messages", [])]
 
 
+RUN_RESET: dict[str, Any] = {
+    "iteration": 0,
+    "replans": 0,
+    "last_reflection_at": 0,
+    "reflection": None,
+    "loop_guard": None,
+    "answer_only": False,
+    "cancelled": False,
+    "llm_error": None,
+    "output": {},
+}
+"""The per-run counters and flags a new run on the thread starts from."""
+
+
+def _planned(
+    request: str, outcome: tuple[Any, Usage, list[str]] | LLMError
+) -> tuple[TaskPlan, ReasoningStep, Usage]:
+    """Return the plan, its trace step and the usage: the draft, or the one-step fallback."""
+    fallback = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
+    if isinstance(outcome, LLMError):
+        step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
+        return fallback, step, Usage()
+    draft, usage, errors = outcome
+    if isinstance(draft, PlanDraft):
+        plan = draft.to_plan(MAX_PLAN_STEPS)
+        observation = "\n".join(s.description for s in plan.steps)
+        return (
+            plan,
+            ReasoningStep(kind="plan", thought=f"Plan for: {plan.goal}", observation=observation),
+            usage,
+        )
+    step = ReasoningStep(
+        kind="plan_fallback",
+        status="error",
+        thought="No valid plan after retries; answering directly.",
+        observation="; ".join(errors)[:2000],
+    )
+    return fallback, step, usage
+
+
 def _update(
     state: AgentState,
     runtime: Runtime[Any],
@@ -65,62 +105,23 @@ def _update(
 ) -> dict[str, Any]:
     request = latest_request(state.get("messages", []))
     run = new_run(runtime, model=deps.profile.model_name, request=request)
-    update: dict[str, Any] = {
-        "run": run,
-        "iteration": 0,
-        "replans": 0,
-        "last_reflection_at": 0,
-        "reflection": None,
-        "loop_guard": None,
-        "answer_only": False,
-        "cancelled": False,
-        "llm_error": None,
-        "output": {},
-        "memory_context": memory,
-        "elapsed_s": Overwrite(seconds),
-        "tool_time": Overwrite(ToolTime()),
-    }
     emitted = {"run": run}
     emit(runtime, TurnStart(request=request, mode="agent"), emitted)
-    if isinstance(outcome, LLMError):
-        plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
-        step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
-        return {
-            **update,
-            "plan": plan,
-            "llm_error": str(outcome),
-            "usage": Overwrite(Usage()),
-            "trace": Overwrite(append_steps([], [[step]])),
-        }
-    draft, usage, errors = outcome
-    if isinstance(draft, PlanDraft):
-        plan = draft.to_plan(MAX_PLAN_STEPS)
-        step = ReasoningStep(
-            kind="plan",
-            thought=f"Plan for: {plan.goal}",
-            observation="\n".join(s.description for s in plan.steps),
-        )
-    else:
-        plan = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
-        step = ReasoningStep(
-            kind="plan_fallback",
-            status="error",
-            thought="No valid plan after retries; answering directly.",
-            observation="; ".join(errors)[:2000],
-        )
+    plan, step, usage = _planned(request, outcome)
+    if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
-    emit(
-        runtime,
-        PlanCreated(
-            goal=plan.goal,
-            steps=[s.description for s in plan.steps],
-            fallback=step.kind == "plan_fallback",
-        ),
-        emitted,
-    )
+    if step.kind != "error":
+        steps = [s.description for s in plan.steps]
+        fallback = step.kind == "plan_fallback"
+        emit(runtime, PlanCreated(goal=plan.goal, steps=steps, fallback=fallback), emitted)
     return {
-        **update,
+        **RUN_RESET,
+        "run": run,
+        "memory_context": memory,
         "plan": plan,
+        "llm_error": str(outcome) if isinstance(outcome, LLMError) else None,
+        "elapsed_s": Overwrite(seconds),
+        "tool_time": Overwrite(ToolTime()),
         "usage": Overwrite(usage),
         "trace": Overwrite(append_steps([], [[step]])),
     }
