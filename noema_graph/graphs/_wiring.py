@@ -16,6 +16,7 @@ from noema_graph.nodes.llm import retry_policy
 from noema_graph.nodes.middleware import Node
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.observability import Observer, default_observer
+from noema_graph.state.agent import RouteState
 
 
 def add_nodes(
@@ -65,7 +66,7 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
     agent = deps.config
     wants_safe = "safe" in inspect.signature(fn).parameters
 
-    def route(state: Any) -> Any:
+    def route(state: RouteState) -> Any:
         context = _run_context()
         if wants_safe:
             return fn(state, agent, context, deps.safe_tool_names())

@@ -62,6 +62,32 @@ class AgentState(TypedDict, total=False):
     remaining_steps: RemainingSteps
 
 
+class RouteState(TypedDict, total=False):
+    """What the agent graph's routers read: the channels limits and routing depend on.
+
+    Routers are registered with this schema, so LangGraph reads only these channels (not the
+    output contract, memory or outcome) each time it routes.
+    """
+
+    messages: list[AnyMessage]
+    trace: list[ReasoningStep]
+    usage: Usage
+    elapsed_s: float
+    tool_time: ToolTime
+    run: RunInfo
+    plan: TaskPlan | None
+    iteration: int
+    replans: int
+    last_reflection_at: int
+    reflection: Reflection | None
+    loop_guard: LoopGuard | None
+    cancelled: bool
+    llm_error: str | None
+    hook_error: HookFailure | None
+    tool_decisions: dict[str, Decision]
+    remaining_steps: RemainingSteps
+
+
 class AskState(TypedDict, total=False):
     """State of the read-only ask graph."""
 
@@ -104,4 +130,4 @@ class ToolGroup(TypedDict):
     calls: list[ToolTask]
 
 
-__all__ = ["AgentState", "AskState", "StopReason", "ToolGroup", "ToolTask"]
+__all__ = ["AgentState", "AskState", "RouteState", "StopReason", "ToolGroup", "ToolTask"]

@@ -88,3 +88,26 @@ def test_output_schema_accepts_models() -> None:
         value: int
 
     assert AgentConfig(output_schema=Answer).output_schema is Answer
+
+
+def test_the_config_model_spec_builds_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_openai import ChatOpenAI
+
+    from noema_graph import build_agent_graph
+    from noema_graph.nodes.deps import AgentDeps
+    from noema_graph.nodes.middleware import Node
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    graph = build_agent_graph(AgentConfig(model="openai:gpt-4o-mini", enabled_toolkits=()))
+    node = graph.builder.nodes["plan"].runnable
+    assert isinstance(node, Node)
+    deps: AgentDeps = node.deps
+    assert isinstance(deps.model, ChatOpenAI) and deps.model.model_name == "gpt-4o-mini"
+    assert deps.planning_model is deps.model  # no planning_model: the main model plans
+
+
+def test_a_bad_config_model_spec_names_the_field() -> None:
+    from noema_graph import build_agent_graph
+
+    with pytest.raises(ConfigurationError, match=r"AgentConfig\.model"):
+        build_agent_graph(AgentConfig(model="nonsense-provider:x", enabled_toolkits=()))

@@ -209,6 +209,27 @@ async def test_abort_interrupts_a_running_model_call(scripted: Any) -> None:
     assert state["iteration"] == 0  # the interrupted answer was not used
 
 
+def test_abort_interrupts_a_running_model_call_on_the_sync_path(scripted: Any) -> None:
+    abort = threading.Event()
+    release = threading.Event()
+
+    def slow_reply(_messages: Any) -> AIMessage:
+        abort.set()  # the caller aborts while the model is still answering
+        release.wait(10)  # a call that would hang without the abort
+        return AIMessage(content="too late")
+
+    model = scripted(plan_reply("one"), slow_reply)
+    graph = build_agent_graph(cfg(), model=model, tools=TOOLS, checkpointer=InMemorySaver())
+    try:
+        state = graph.invoke(
+            {"messages": [("user", "go")]}, THREAD, context=RunContext(abort=abort)
+        )
+    finally:
+        release.set()
+    assert _error(state) == "cancelled"
+    assert state["iteration"] == 0  # the interrupted answer was not used
+
+
 def test_after_a_loop_reflection_the_next_turn_has_no_tools(scripted: Any) -> None:
     same = [tools_reply(call("lookup", {"key": "k"})) for _ in range(3)]
     model = scripted(plan_reply("one"), *same, reflection_reply("continue"), text("k is v"))
