@@ -1,4 +1,4 @@
-"""Shared fixtures: the scripted model, SQLite paths, and a block on real network calls."""
+"""Shared fixtures: the scripted model, a manual clock, and a block on real network calls."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from noema_graph.clock import ManualClock, use_clock
 from tests.scripted import ScriptedChatModel
 
 _real_connect = socket.socket.connect
@@ -48,3 +49,10 @@ def scripted() -> Iterator[Any]:
     yield factory
     for model in made:
         model.assert_complete()
+
+
+@pytest.fixture
+def manual_clock() -> Iterator[ManualClock]:
+    """Return a clock that moves only on ``advance()``, installed for the test's duration."""
+    with use_clock(ManualClock()) as clock:
+        yield clock

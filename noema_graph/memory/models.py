@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from noema_graph import clock
 from noema_graph.errors import NoemaError
 from noema_graph.events import WarningEvent
 
@@ -16,8 +17,8 @@ TIERS: tuple[Tier, ...] = ("working", "persistent")
 
 
 def now_utc() -> datetime:
-    """Return the current time, timezone-aware UTC."""
-    return datetime.now(UTC)
+    """Return the current time, timezone-aware UTC (from :mod:`noema_graph.clock`)."""
+    return clock.now()
 
 
 class MemoryEntry(BaseModel):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,9 +14,10 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from noema_graph import clock
 from noema_graph.context import RunContext, context_of
 from noema_graph.events import ActivityEvent
-from noema_graph.state.models import RunInfo, TaskPlan, utc_now
+from noema_graph.state.models import RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +55,11 @@ def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) 
 def stopwatch() -> Generator[list[float]]:
     """Yield a one-item list that holds the elapsed seconds once the block ends."""
     cell = [0.0]
-    start = time.perf_counter()
+    start = clock.monotonic()
     try:
         yield cell
     finally:
-        cell[0] = time.perf_counter() - start
+        cell[0] = clock.monotonic() - start
 
 
 @dataclass(frozen=True)
@@ -72,16 +72,19 @@ class Span:
 
 
 class Clock:
-    """Time one piece of work: a monotonic duration plus wall-clock start and end."""
+    """Time one piece of work: a monotonic duration plus wall-clock start and end.
+
+    Both read :mod:`noema_graph.clock`, so a test can move time instead of sleeping.
+    """
 
     def __init__(self) -> None:
         """Start timing now."""
-        self._start = time.perf_counter()
-        self._started_at = utc_now()
+        self._start = clock.monotonic()
+        self._started_at = clock.utc_now()
 
     def stop(self) -> Span:
         """Return the span from start until now."""
-        return Span(time.perf_counter() - self._start, self._started_at, utc_now())
+        return Span(clock.monotonic() - self._start, self._started_at, clock.utc_now())
 
 
 def new_run(runtime: Runtime[Any], *, model: str, request: str) -> RunInfo:

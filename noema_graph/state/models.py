@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from noema_graph import clock
 from noema_graph.state.human import HUMAN_MODELS
 from noema_graph.state.outcome import NodeOutcome
 
@@ -41,8 +41,8 @@ StepKind = Literal[
 
 
 def utc_now() -> str:
-    """Return the current UTC time as ISO 8601."""
-    return datetime.now(UTC).isoformat()
+    """Return the current UTC time as ISO 8601 (from :mod:`noema_graph.clock`)."""
+    return clock.utc_now()
 
 
 def _step_id() -> str:

@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.graphs import build_agent_graph
+from noema_graph.models.profile import CONTEXT_WINDOW_KEY
 from noema_graph.state.output import AgentOutput
 from tests.core.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
@@ -222,3 +224,40 @@ def test_subagent_usage_rolls_up_and_scope_carries_the_trace(scripted: Any) -> N
     assert meta["estimated_cost_usd"] == pytest.approx(0.5 + 3 * 20 / 1e6)
     assert meta["trace_id"] == "trace-123"
     assert seen[0].trace_id == "trace-123" and seen[0].context.user_id == "u1"
+
+
+def test_long_observations_are_compacted_in_the_prompt_only(scripted: Any) -> None:
+    @tool
+    def dump() -> str:
+        """Return a very long document."""
+        return "lorem ipsum " * 3000
+
+    model = scripted(
+        plan_reply("read"),
+        tools_reply(call("dump", {}, "d1")),
+        text("short"),
+        metadata={CONTEXT_WINDOW_KEY: 3000},
+    )
+    graph = build_agent_graph(cfg(), model=model, tools=[dump], checkpointer=InMemorySaver())
+    events = list(
+        graph.stream(
+            {"messages": [("user", "read")]},
+            {"configurable": {"thread_id": "c"}},
+            stream_mode="custom",
+        )
+    )
+    compaction = [e for e in events if e["type"] == "compaction"]
+    assert compaction and compaction[0]["before_tokens"] > compaction[0]["after_tokens"]
+    prompt = model.prompts[-1]
+    sent = next(m for m in prompt if isinstance(m, ToolMessage))
+    assert len(sent.content) < 10_000 and "characters truncated" in sent.content
+    state = graph.get_state({"configurable": {"thread_id": "c"}}).values
+    kept = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert len(kept.content) >= 36_000  # the state keeps the whole observation
+    assert any(s.kind == "compaction" for s in state["trace"])
+
+
+def test_every_tool_in_the_helpers_is_bound(scripted: Any) -> None:
+    model = scripted(plan_reply("x"), text("y"))
+    build_agent_graph(cfg(), model=model, tools=TOOLS).invoke({"messages": [("user", "q")]})
+    assert model.bound_tool_names[-1] == [t.name for t in TOOLS]

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from noema_graph.clock import ManualClock
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from tests.core.helpers import TOOLS, cfg
@@ -48,24 +49,24 @@ def test_max_iterations(scripted: Any) -> None:
     assert "iteration limit" in state["messages"][-1].content
 
 
-def test_timeout(scripted: Any) -> None:
+def test_timeout(scripted: Any, manual_clock: ManualClock) -> None:
     @tool
     def slow() -> str:
-        """Sleep a little."""
-        time.sleep(0.3)
+        """Take 0.3 s of the run's time."""
+        manual_clock.advance(0.3)
         return "slept"
 
     model = scripted(plan_reply("one"), tools_reply(call("slow")))
     state = run(model, cfg(timeout_s=0.2), tools=[slow])
     assert _error(state) == "timeout"
-    assert state["output"]["metadata"]["execution_time_ms"] >= 300
+    assert state["output"]["metadata"]["execution_time_ms"] == 300
 
 
-def test_context_timeout_overrides_config(scripted: Any) -> None:
+def test_context_timeout_overrides_config(scripted: Any, manual_clock: ManualClock) -> None:
     @tool
     def slow() -> str:
-        """Sleep a little."""
-        time.sleep(0.2)
+        """Take 0.2 s of the run's time."""
+        manual_clock.advance(0.2)
         return "slept"
 
     model = scripted(plan_reply("one"), tools_reply(call("slow")))

@@ -216,3 +216,20 @@ def test_route_before_model() -> None:
     assert routing.route_before_model(_state(), CONFIG) == "call_model"
     assert routing.route_before_model(_state(iteration=3), CONFIG) == "reflect"
     assert routing.route_before_model(_state(cancelled=True), CONFIG) == "finalize"
+
+
+def test_execute_step_is_not_entered_when_a_reflection_is_due() -> None:
+    state = {
+        "messages": [HumanMessage("x")],
+        "iteration": 3,
+        "last_reflection_at": 0,
+        "plan": TaskPlan(goal="g", steps=(TaskStep(description="s"),)),
+    }
+    assert routing.route_next(state, CONFIG) == "reflect"
+
+
+def test_a_cancelled_run_goes_to_finalize_without_the_model() -> None:
+    abort = threading.Event()
+    abort.set()
+    state = {"messages": [HumanMessage("x")]}
+    assert routing.route_next(state, CONFIG, RunContext(abort=abort)) == "finalize"

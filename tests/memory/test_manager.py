@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -10,6 +9,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+from noema_graph.clock import ManualClock
 from noema_graph.errors import ConfigurationError
 from noema_graph.memory import MemoryEntry, MemoryManager
 from noema_graph.memory.models import now_utc
@@ -76,13 +76,15 @@ def test_forget_and_list(store: SqliteStore) -> None:
         m.list(("other", "ns"))
 
 
-def test_ttl_hides_then_prune_deletes(store: SqliteStore) -> None:
+def test_ttl_hides_then_prune_deletes(store: SqliteStore, manual_clock: ManualClock) -> None:
     m = manager(store)
-    entry = m.store("tmp", "short lived note", "fact", "working", ttl_s=0.05)
+    entry = m.store("tmp", "short lived note", "fact", "working", ttl_s=60)
     m.store("keep", "long lived note", "fact", "working")
-    assert entry.expires_at is not None
+    assert entry.expires_at == manual_clock.now() + timedelta(seconds=60)
+    manual_clock.advance(59)
     assert {h.entry.key for h in m.recall("note")} == {"tmp", "keep"}
-    time.sleep(0.1)
+    assert m.prune() == 0
+    manual_clock.advance(1)  # expiry is inclusive: at expires_at the entry is gone
     assert [h.entry.key for h in m.recall("note")] == ["keep"]
     assert [e.key for e in m.list("working")] == ["keep"]
     assert len(m.list("working", include_expired=True)) == 2
