@@ -36,6 +36,10 @@ ABORT_POLL_S = 0.05
 """How often a blocking call checks the run's abort switch."""
 
 
+class Deadline(TimeoutError):
+    """The deadline of a :func:`bounded` effect passed before the work ended."""
+
+
 @dataclass(frozen=True, slots=True)
 class Effect(Generic[T]):
     """One piece of I/O: how to do it blocking (``run``) and how to await it (``arun``)."""
@@ -83,10 +87,10 @@ def bounded(
 ) -> Effect[T]:
     """Return an effect that stops waiting on a deadline or when the run is aborted.
 
-    Raises :class:`TimeoutError` after ``timeout`` seconds and :class:`Cancelled` once the
-    abort switch is set, on both paths. A blocking call runs in a worker thread (with the
-    caller's context variables) only when there is something to wait for; the abandoned
-    call finishes in the background.
+    Raises :class:`Deadline` after ``timeout`` seconds and :class:`Cancelled` once the abort
+    switch is set, on both paths (a ``TimeoutError`` the work raises itself passes through).
+    A blocking call runs in a worker thread (with the caller's context variables) only when
+    there is something to wait for; the abandoned call finishes in the background.
     """
     watched = context.abort is not None
 
@@ -96,10 +100,14 @@ def bounded(
         return _wait_thread(run, context, timeout)
 
     async def awaiting() -> T:
-        work = arun()
-        if timeout is not None:
-            work = asyncio.wait_for(work, timeout)
-        return await _race_abort(work, context) if watched else await work
+        scope = asyncio.timeout(timeout)
+        try:
+            async with scope:
+                return await _race_abort(arun(), context) if watched else await arun()
+        except TimeoutError as exc:
+            if scope.expired():
+                raise Deadline(f"no result after {timeout}s") from exc
+            raise
 
     return Effect(blocking, awaiting)
 
@@ -121,7 +129,7 @@ def _wait_thread(run: Callable[[], T], context: RunContext, timeout: float | Non
             raise Cancelled("the run was cancelled while this call was in progress")
         if deadline is not None and time.monotonic() >= deadline:
             future.cancel()
-            raise TimeoutError(f"no result after {timeout}s")
+            raise Deadline(f"no result after {timeout}s")
 
 
 async def _aborted(context: RunContext) -> None:
@@ -157,7 +165,11 @@ def gather(steps: Sequence[Steps[T]]) -> Effect[list[T]]:
         return [f.result() for f in futures]
 
     async def arun() -> list[T]:
-        return list(await asyncio.gather(*(adrive(s) for s in steps)))
+        results = await asyncio.gather(*(adrive(s) for s in steps), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return list(results)  # type: ignore[arg-type]  # no exception left: all are T
 
     return Effect(run, arun)
 

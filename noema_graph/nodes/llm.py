@@ -23,7 +23,7 @@ from langgraph.types import RetryPolicy
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.effects import Steps, bounded
-from noema_graph.errors import LLMError, TransientModelError
+from noema_graph.errors import LLMError, NoemaError, TransientModelError
 from noema_graph.models.errors import is_provider_error, is_transient, is_unfinished_answer
 from noema_graph.nodes.common import ctx
 from noema_graph.nodes.deps import AgentDeps
@@ -164,6 +164,8 @@ def ask_structured(
     for _ in range(attempts):
         try:
             response = yield from call_model(runnable, messages, runtime, deps)
+        except NoemaError:  # a failed provider, a retry or a cancel is not a bad answer
+            raise
         except STRUCTURED_ERRORS as exc:
             errors.append(repr(exc))
             continue

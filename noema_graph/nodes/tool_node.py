@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from pydantic_core import to_jsonable_python
 
 from noema_graph.context import RunScope, run_scope
-from noema_graph.effects import Steps, bounded, gather
+from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled
 from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
@@ -166,7 +166,7 @@ def _run(
         if ledger is not None:  # a paused call runs again, from its start, on resume
             yield from settle(ledger, thread, call, _ledger_status(exc))
         raise
-    except TimeoutError:
+    except Deadline:
         timeout = deps.config.tool_timeout_s
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
     except Cancelled:

@@ -182,16 +182,7 @@ def test_gather_runs_concurrently_and_keeps_the_order(path: Path) -> None:
     assert run(steps(), path) == ["a", "b", "c"]
 
 
-GATHER_ASYNC_BUG = (
-    "core bug: the async gather is asyncio.gather without return_exceptions, so it raises "
-    "while the other steps still run (the blocking one waits for all, as documented)"
-)
-
-
-@pytest.mark.parametrize(
-    "path",
-    ["sync", pytest.param("async", marks=pytest.mark.xfail(strict=True, reason=GATHER_ASYNC_BUG))],
-)
+@pytest.mark.parametrize("path", ["sync", "async"])
 def test_gather_raises_the_first_error_after_every_step_ended(path: Path) -> None:
     ended: list[str] = []
 

@@ -228,6 +228,17 @@ def test_an_async_tool_past_its_timeout_is_an_observation() -> None:
     assert update["messages"][0].content == "Tool 'hang' timed out after 0.2s."
 
 
+def test_a_tools_own_timeout_is_not_reported_as_ours(path: Path) -> None:
+    def remote() -> str:
+        raise TimeoutError("the remote API did not answer")
+
+    tools = [StructuredTool.from_function(remote, name="remote", description="Call out.")]
+    update = run(tool_node(group(call("remote")), runtime(), deps(tools=tools)), path)
+    (message,) = update["messages"]
+    assert message.status == "error"
+    assert message.content == ("Tool 'remote' failed: TimeoutError: the remote API did not answer")
+
+
 def test_a_call_is_timed_by_the_clock(manual_clock: ManualClock, path: Path) -> None:
     @tool
     def slow() -> str:
