@@ -1,23 +1,28 @@
 """noema_graph: LangGraph agents that plan, act, reflect and report what they did and cost."""
 
-from noema_graph.agents import AgentDefinition, AgentRegistry, get_graph
-from noema_graph.cancellation import ainvoke_cancellable
-from noema_graph.config import AgentConfig, MCPServer
-from noema_graph.context import RunContext
-from noema_graph.errors import ConfigurationError, HookVeto, HumanInputError, NoemaError
-from noema_graph.facade import arun_agent, astream_agent, resume_agent, run_agent
-from noema_graph.graphs import build_agent_graph, build_ask_graph
-from noema_graph.hitl import approve, edit, pending, reject, resume_with
-from noema_graph.hooks import HookCall, Hooks
-from noema_graph.persistence import (
-    async_sqlite_checkpointer,
-    async_sqlite_store,
-    prune,
-    sqlite_checkpointer,
-    sqlite_store,
-)
-from noema_graph.state.outcome import Outcome
-from noema_graph.state.output import AgentOutput
+from typing import TYPE_CHECKING
+
+from noema_graph._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from noema_graph.agents import AgentDefinition, AgentRegistry, get_graph
+    from noema_graph.cancellation import ainvoke_cancellable
+    from noema_graph.config import AgentConfig, MCPServer
+    from noema_graph.context import RunContext
+    from noema_graph.errors import ConfigurationError, HookVeto, HumanInputError, NoemaError
+    from noema_graph.facade import arun_agent, astream_agent, resume_agent, run_agent
+    from noema_graph.graphs import build_agent_graph, build_ask_graph
+    from noema_graph.hitl import approve, edit, pending, reject, resume_with
+    from noema_graph.hooks import HookCall, Hooks
+    from noema_graph.persistence import (
+        async_sqlite_checkpointer,
+        async_sqlite_store,
+        prune,
+        sqlite_checkpointer,
+        sqlite_store,
+    )
+    from noema_graph.state.outcome import Outcome
+    from noema_graph.state.output import AgentOutput
 
 __all__ = [
     "AgentConfig",
@@ -52,3 +57,27 @@ __all__ = [
     "sqlite_checkpointer",
     "sqlite_store",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.agents": ("AgentDefinition", "AgentRegistry", "get_graph"),
+        "noema_graph.cancellation": ("ainvoke_cancellable",),
+        "noema_graph.config": ("AgentConfig", "MCPServer"),
+        "noema_graph.context": ("RunContext",),
+        "noema_graph.errors": ("ConfigurationError", "HookVeto", "HumanInputError", "NoemaError"),
+        "noema_graph.facade": ("arun_agent", "astream_agent", "resume_agent", "run_agent"),
+        "noema_graph.graphs": ("build_agent_graph", "build_ask_graph"),
+        "noema_graph.hitl": ("approve", "edit", "pending", "reject", "resume_with"),
+        "noema_graph.hooks": ("HookCall", "Hooks"),
+        "noema_graph.persistence": (
+            "async_sqlite_checkpointer",
+            "async_sqlite_store",
+            "prune",
+            "sqlite_checkpointer",
+            "sqlite_store",
+        ),
+        "noema_graph.state.outcome": ("Outcome",),
+        "noema_graph.state.output": ("AgentOutput",),
+    },
+)

@@ -1,6 +1,8 @@
 """The ``noema-graph`` command line: run, ask, resume, prune, demo-data, agents, mcp.
 
-Rich output lives here and nowhere else in the package.
+Rich output lives here and nowhere else in the package. Graphs, models and storage are
+imported inside the commands that use them, so ``noema-graph --help`` starts in a fraction
+of a second (``tests/test_imports.py`` keeps it that way).
 """
 
 from __future__ import annotations
@@ -8,21 +10,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import uuid4
 
 import typer
 from rich.console import Console
 
-from noema_graph.agents.factory import DEFAULT_LEARNING_DB
-from noema_graph.cli_runs import Paused, Recipe, drive, open_graph, saved_recipe
-from noema_graph.config import AgentConfig, Protocol
-from noema_graph.context import RunContext
 from noema_graph.errors import NoemaError
-from noema_graph.graphs import build_ask_graph
+from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.observability import cli as observability_cli
-from noema_graph.persistence import prune as prune_checkpoints
-from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+
+if TYPE_CHECKING:
+    from noema_graph.cli_runs import Recipe
+    from noema_graph.config import Protocol
 
 app = typer.Typer(
     add_completion=False,
@@ -86,6 +86,8 @@ def _print_output(output: dict[str, Any], as_json: bool) -> None:
 
 
 def _stream(graph: Any, inputs: Any, thread: str, user: str) -> dict[str, Any]:
+    from noema_graph.context import RunContext
+
     config = {"configurable": {"thread_id": thread}}
     for event in graph.stream(
         inputs, config, stream_mode="custom", context=RunContext(user_id=user)
@@ -160,6 +162,8 @@ def run(
     learning store given by --data for the learner --user (default: ada). When the run
     pauses for you (a question, a call to approve), the answer is asked at the prompt.
     """
+    from noema_graph.cli_runs import Recipe
+
     agent, request = _agent_and_request(args)
     recipe = Recipe(
         agent=agent,
@@ -180,6 +184,8 @@ def _execute(
     recipe: Recipe, db: Path, thread_id: str, request: str | None, *, yes: bool, as_json: bool
 ) -> None:
     """Run (request given) or resume (None) ``thread_id``; print the output or the pause."""
+    from noema_graph.cli_runs import Paused, drive, open_graph
+
     try:
         chat = _model(recipe.model)
         with open_graph(recipe, chat, db, console) as (graph, user, phrase):
@@ -276,6 +282,9 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION read-only: memory recall and the model, no tools, no writes."""
+    from noema_graph.graphs import build_ask_graph
+    from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+
     try:
         chat = _model(model)
         with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
@@ -300,6 +309,9 @@ def resume(
     The run's agent, learner and approval flags are read from the thread's checkpoints;
     --model replaces the model it ran with.
     """
+    from noema_graph.cli_runs import Recipe, saved_recipe
+    from noema_graph.persistence import sqlite_checkpointer
+
     if not db.exists():
         console.print(f"[red]error:[/red] {db} does not exist")
         raise typer.Exit(2)
@@ -321,6 +333,8 @@ def prune(
     db: DbOpt = DEFAULT_DB,
 ) -> None:
     """Delete old checkpoints (keeping the newest per thread) and VACUUM the file."""
+    from noema_graph.persistence import prune as prune_checkpoints
+
     if not db.exists():
         console.print(f"[red]error:[/red] {db} does not exist")
         raise typer.Exit(2)
@@ -349,6 +363,7 @@ def mcp_serve(
     ] = None,
 ) -> None:
     """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""
+    from noema_graph.config import AgentConfig
     from noema_graph.tools.mcp_server import serve
 
     if transport not in ("stdio", "http"):

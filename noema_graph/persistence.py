@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
@@ -23,12 +23,14 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.store.sqlite import SqliteStore
-from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import STATE_MODELS
 from noema_graph.state.reducers import append_steps, merge_messages
+
+if TYPE_CHECKING:  # langgraph.store.sqlite loads sqlite_vec and numpy (~0.15 s): at first use
+    from langgraph.store.sqlite import SqliteStore
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 BUSY_TIMEOUT_MS = 5_000
 CheckpointerArg = BaseCheckpointSaver[Any] | bool | None
@@ -129,6 +131,8 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSql
 @contextmanager
 def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
     """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file)."""
+    from langgraph.store.sqlite import SqliteStore
+
     conn = connect(path)
     try:
         store = SqliteStore(conn)
@@ -141,6 +145,8 @@ def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
 @asynccontextmanager
 async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStore]:
     """Open a LangGraph AsyncSqliteStore on ``path``."""
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
     conn = await aiosqlite.connect(
         _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
     )

@@ -16,15 +16,13 @@ from noema_graph.agents.domain_tools import domain_registry
 from noema_graph.agents.registry import AgentRegistry, default_registry
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
+from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.persistence import CheckpointerArg
 
 PARENT_ONLY = frozenset(
     {"clarify", "confirm_tools", "confirm_permissions", "confirm_non_idempotent", "hooks"}
 )
 """Overrides that stay with the agent the caller runs, never passed to its subagents."""
-
-DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
-"""Where the learning store lives when no ``db`` is given (relative to the working dir)."""
 
 
 def _subagent_tools(

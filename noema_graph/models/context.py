@@ -1,14 +1,26 @@
-"""Token counting without the network, and compaction of a prompt to fit a context window."""
+"""Token counting without the network, and compaction of a prompt to fit a context window.
+
+Counting is cached, so that counting the prompt at every step of a run costs O(new
+messages), not O(prompt): each message is measured once (:func:`message_tokens`), and the
+per-message counts of a run's previous prompt are reused by position (:func:`estimate_tokens`).
+Both caches key on object identity: messages are values in LangGraph state, and one changed
+in place after it was counted (which LangGraph forbids anyway) keeps its old count.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import operator
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from noema_graph._lazy import loaded_attr
 
 CHARS_PER_TOKEN = 4
 """Rough English average for BPE tokenizers; good enough to budget a window."""
@@ -17,22 +29,93 @@ MESSAGE_OVERHEAD_TOKENS = 4
 TRUNCATED_KEEP_CHARS = 200
 """Characters of an old observation kept by the first compaction pass."""
 REMOVED_OBSERVATION = "[observation removed to fit the context window]"
+PROMPT_MEMO_SIZE = 64
+"""Prompts remembered by :func:`estimate_tokens` (one per run in flight is enough)."""
 
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
+_BASE_TEXT = BaseMessage.text
+_measured: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
+"""id(message) -> (weak reference to it, its tokens); an entry dies with its message."""
+_prompts: dict[int, tuple[list[BaseMessage], list[int]]] = {}
+"""id(prompt[1]) -> (a prompt, its per-message tokens); oldest first, PROMPT_MEMO_SIZE at most."""
+
 
 def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
-    """Return ~4 characters per token plus a per-message overhead; pure and offline."""
-    total = 0
-    for message in messages:
-        chars = len(message.text)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            chars += sum(
-                len(call["name"]) + len(json.dumps(call["args"], default=str))
-                for call in message.tool_calls
-            )
-        total += math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
-    return total
+    """Return ~4 characters per token plus a per-message overhead; pure and offline.
+
+    The prompts of one run's steps share their history: the same message objects, at the
+    same positions after the system prompt. The last prompt counted with the same second
+    message is compared with this one by identity, position by position (a C-level pass),
+    and only the messages that differ or are new are counted.
+    """
+    prompt = list(messages)
+    if len(prompt) < 2:
+        return sum(map(message_tokens, prompt))
+    key = id(prompt[1])  # the first message after the system prompt: constant within a run
+    memo = _prompts.pop(key, None)
+    if memo is None or memo[0][1] is not prompt[1]:
+        tokens = list(map(message_tokens, prompt))
+    else:
+        tokens = _update(prompt, *memo)
+    _prompts[key] = (prompt, tokens)  # kept alive here, prompt[1]'s id cannot be reused
+    if len(_prompts) > PROMPT_MEMO_SIZE:
+        _prompts.pop(next(iter(_prompts)), None)
+    return sum(tokens)
+
+
+def _update(prompt: list[BaseMessage], seen: list[BaseMessage], counts: list[int]) -> list[int]:
+    """Return ``prompt``'s per-message tokens, reusing ``counts`` where ``seen`` matches."""
+    same = list(map(operator.is_, prompt, seen))
+    tokens = counts[: len(same)]
+    for index in compress(range(len(same)), map(operator.not_, same)):
+        tokens[index] = message_tokens(prompt[index])
+    tokens.extend(map(message_tokens, prompt[len(same) :]))
+    return tokens
+
+
+def message_tokens(message: BaseMessage) -> int:
+    """Return the estimated tokens of one message: ``ceil(chars / 4) + 4``.
+
+    ``chars`` is the length of the message's text plus, for an AI message, each tool call's
+    name and JSON-encoded arguments. A plain string message costs a ``len``; one with list
+    content or tool calls is measured once and remembered for as long as it lives.
+    """
+    content = message.content
+    if (
+        isinstance(content, str)
+        and not (isinstance(message, AIMessage) and message.tool_calls)
+        and type(message).text is _BASE_TEXT
+    ):
+        return math.ceil(len(content) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+    key = id(message)
+    entry = _measured.get(key)
+    if entry is not None and entry[0]() is message:
+        return entry[1]
+    tokens = _measure(message)
+    _measured[key] = (weakref.ref(message, _forget(key)), tokens)
+    return tokens
+
+
+def _measure(message: BaseMessage) -> int:
+    chars = len(message.text)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        chars += sum(
+            len(call["name"]) + len(json.dumps(call["args"], default=str))
+            for call in message.tool_calls
+        )
+    return math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+
+
+def _forget(key: int) -> Callable[[weakref.ref[BaseMessage]], None]:
+    """Return the callback that drops ``key``'s entry when its message is collected."""
+
+    def forget(ref: weakref.ref[BaseMessage]) -> None:
+        entry = _measured.get(key)
+        if entry is not None and entry[0] is ref:
+            del _measured[key]
+
+    return forget
 
 
 def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = None) -> int:
@@ -40,7 +123,9 @@ def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = 
 
     The model's own ``get_num_tokens_from_messages`` is used only when its class overrides
     it and it is not an OpenAI client (whose counter downloads tiktoken's BPE file);
-    otherwise :func:`estimate_tokens` answers.
+    otherwise :func:`estimate_tokens` answers (cached per message, see
+    :func:`message_tokens`). A model's own counter is asked about the whole prompt every
+    time: it need not be a sum over messages.
 
     Args:
         messages: The prompt.
@@ -55,9 +140,9 @@ def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = 
 
 
 def _has_offline_counter(model: BaseChatModel) -> bool:
-    from langchain_openai.chat_models.base import BaseChatOpenAI
-
-    if isinstance(model, BaseChatOpenAI):
+    # an OpenAI client can exist only once langchain_openai is imported: never import it here
+    openai_base = loaded_attr("langchain_openai.chat_models.base", "BaseChatOpenAI")
+    if openai_base is not None and isinstance(model, openai_base):
         return False
     method = type(model).get_num_tokens_from_messages
     return method is not BaseLanguageModel.get_num_tokens_from_messages

@@ -8,6 +8,8 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableBinding
 
+from noema_graph._lazy import loaded_attr
+
 Provider = Literal["openai", "openai-compatible", "local", "other"]
 ActionProtocol = Literal["native", "react"]
 StructuredOutputMethod = Literal["json_schema", "function_calling"]
@@ -109,9 +111,8 @@ def _provider(model: Any, metadata: dict[str, Any]) -> Provider:
     recorded = metadata.get(PROVIDER_KEY)
     if recorded in ("openai", "openai-compatible", "local"):
         return recorded
-    from langchain_openai import ChatOpenAI
-
-    if not isinstance(model, ChatOpenAI):
+    chat_openai = loaded_attr("langchain_openai", "ChatOpenAI")
+    if chat_openai is None or not isinstance(model, chat_openai):
         return "other"
     base_url = model.openai_api_base
     if base_url is None or "api.openai.com" in base_url:

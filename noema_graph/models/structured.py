@@ -8,13 +8,12 @@ the embedded llama.cpp server, so this helper only picks the method from the mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
-
-from noema_graph.models.profile import model_profile
+if TYPE_CHECKING:  # import-light: noema_graph.models imports this module eagerly
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
+    from pydantic import BaseModel
 
 
 def structured(
@@ -29,6 +28,8 @@ def structured(
         include_raw: Return ``{"raw": AIMessage, "parsed": schema | None,
             "parsing_error": Exception | None}`` instead, keeping usage metadata.
     """
+    from noema_graph.models.profile import model_profile
+
     profile = model_profile(model)
     if profile.provider == "other":
         # BaseChatModel.with_structured_output rejects unknown keyword arguments.

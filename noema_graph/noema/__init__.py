@@ -9,11 +9,16 @@
 
 from __future__ import annotations
 
-from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.errors import RecordNotFound, SchemaVersionError, ToolInputError
-from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
-from noema_graph.noema.schema import SCHEMA_VERSION
-from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from typing import TYPE_CHECKING
+
+from noema_graph._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from noema_graph.noema.demo import DemoSummary, write_demo_data
+    from noema_graph.noema.errors import RecordNotFound, SchemaVersionError, ToolInputError
+    from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
+    from noema_graph.noema.schema import SCHEMA_VERSION
+    from noema_graph.noema.store import AsyncLearningStore, LearningStore
 
 __all__ = [
     "DOMAIN_OPERATIONS",
@@ -27,3 +32,14 @@ __all__ = [
     "ToolInputError",
     "write_demo_data",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.noema.demo": ("DemoSummary", "write_demo_data"),
+        "noema_graph.noema.errors": ("RecordNotFound", "SchemaVersionError", "ToolInputError"),
+        "noema_graph.noema.operations": ("DOMAIN_OPERATIONS", "DomainOperation"),
+        "noema_graph.noema.schema": ("SCHEMA_VERSION",),
+        "noema_graph.noema.store": ("AsyncLearningStore", "LearningStore"),
+    },
+)

@@ -7,6 +7,10 @@ Never edit a released migration: append a new one. Times are ISO 8601 UTC text
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
+"""Where the learning store lives when no ``db`` is given (relative to the working dir)."""
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,22 @@ one otherwise). Turn the pieces on with:
 - event log: use a ``SqliteSaver`` checkpointer, or pass ``Observer(event_log=path)``.
 """
 
-from noema_graph.observability.eventlog import EventLog, LoggedEvent, read_events
-from noema_graph.observability.logs import (
-    JsonFormatter,
-    RedactingFilter,
-    RunContextFilter,
-    configure_logging,
-)
-from noema_graph.observability.metrics import AgentSummary, MetricsRegistry, default_registry
-from noema_graph.observability.observer import Observer, default_observer
-from noema_graph.observability.redact import SensitiveTools, redact_args, scrub
-from noema_graph.observability.tracing import OtelCallbackHandler, otel_trace_id
+from typing import TYPE_CHECKING
+
+from noema_graph._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from noema_graph.observability.eventlog import EventLog, LoggedEvent, read_events
+    from noema_graph.observability.logs import (
+        JsonFormatter,
+        RedactingFilter,
+        RunContextFilter,
+        configure_logging,
+    )
+    from noema_graph.observability.metrics import AgentSummary, MetricsRegistry, default_registry
+    from noema_graph.observability.observer import Observer, default_observer
+    from noema_graph.observability.redact import SensitiveTools, redact_args, scrub
+    from noema_graph.observability.tracing import OtelCallbackHandler, otel_trace_id
 
 __all__ = [
     "AgentSummary",
@@ -42,3 +47,24 @@ __all__ = [
     "redact_args",
     "scrub",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.observability.eventlog": ("EventLog", "LoggedEvent", "read_events"),
+        "noema_graph.observability.logs": (
+            "JsonFormatter",
+            "RedactingFilter",
+            "RunContextFilter",
+            "configure_logging",
+        ),
+        "noema_graph.observability.metrics": (
+            "AgentSummary",
+            "MetricsRegistry",
+            "default_registry",
+        ),
+        "noema_graph.observability.observer": ("Observer", "default_observer"),
+        "noema_graph.observability.redact": ("SensitiveTools", "redact_args", "scrub"),
+        "noema_graph.observability.tracing": ("OtelCallbackHandler", "otel_trace_id"),
+    },
+)

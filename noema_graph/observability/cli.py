@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from noema_graph.observability.eventlog import LoggedEvent, read_events
 from noema_graph.observability.logs import configure_logging
-from noema_graph.observability.metrics import MetricsRegistry
+
+if TYPE_CHECKING:  # the event log and metrics load with the command that reads them
+    from noema_graph.observability.eventlog import LoggedEvent
 
 __all__ = ["app", "configure_logging", "events", "stats"]
 
@@ -31,6 +32,8 @@ console = Console()
 def _events_or_exit(
     db: Path, *, thread: str | None = None, trace: str | None = None
 ) -> list[LoggedEvent]:
+    from noema_graph.observability.eventlog import read_events
+
     if not db.exists():
         console.print(f"[red]error:[/red] {db} does not exist")
         raise typer.Exit(1)
@@ -40,6 +43,8 @@ def _events_or_exit(
 @app.command()
 def stats(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
     """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
+    from noema_graph.observability.metrics import MetricsRegistry
+
     summaries = MetricsRegistry.from_events(_events_or_exit(db)).snapshot()
     if as_json:
         typer.echo(json.dumps({k: vars(v) for k, v in summaries.items()}, indent=2))

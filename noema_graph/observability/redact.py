@@ -4,6 +4,13 @@ Tool arguments whose name looks secret (``password``, ``api_key``, ``token``...)
 every argument of a tool marked ``metadata={"sensitive": True}`` is masked, and the names in
 ``metadata={"sensitive_args": [...]}`` are masked. Text is scrubbed of key-shaped strings and
 of the values of secret environment variables.
+
+When the environment is read: the secret values are collected from ``os.environ`` at the
+first :func:`scrub` and kept. Every later call compares ``os.environ`` with the copy they were
+read from (one C-level dict comparison, well under a microsecond) and reads it again only when
+a variable was set, changed or removed since, so a key exported after start-up is masked from
+the next call on, as before. (Changes that bypass ``os.environ``, such as ``os.putenv``, were
+never visible to Python and are not now.) :func:`refresh_secrets` forces a re-read.
 """
 
 from __future__ import annotations
@@ -11,9 +18,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.tools import BaseTool
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 MASK = "***"
 SECRET_NAME = re.compile(
@@ -25,6 +33,12 @@ _SECRET_TEXT = re.compile(
     r"(sk-[A-Za-z0-9_\-]{12,}|(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|"
     r"(?i:(?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{4,})"
 )
+_SECRET_WORDS = ("key", "token", "secret", "password", "bearer")
+"""Text holding none of these words (case-folded) holds nothing ``_SECRET_TEXT`` matches.
+
+``str.casefold`` maps every character that ``re.IGNORECASE`` matches to an ASCII letter of
+these words (``\u017f``, the Kelvin sign) onto that letter, and substring tests on it are ~20
+times faster than an ignore-case regex search."""
 _MIN_ENV_SECRET = 8
 
 
@@ -48,18 +62,68 @@ def redact_args(value: Any, extra: Iterable[str] = ()) -> Any:
     return value
 
 
-def _env_secrets() -> list[str]:
-    return [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_ENV_SECRET]
+class _EnvSecrets:
+    """The values of secret-named environment variables, read again only when they change."""
+
+    def __init__(self) -> None:
+        # (the os.environ contents the values were read from, the values); swapped whole
+        self._state: tuple[dict[Any, Any] | None, tuple[str, ...]] = (None, ())
+
+    def values(self) -> tuple[str, ...]:
+        """Return the secret values, in ``os.environ`` order, re-reading it if it changed."""
+        current = _environ_data()
+        seen, values = self._state
+        if current is None or seen != current:
+            values = _read()
+            self._state = (None if current is None else dict(current)), values
+        return values
+
+    def refresh(self) -> None:
+        """Forget the values read so far: the next call reads ``os.environ`` again."""
+        self._state = (None, ())
+
+
+def _environ_data() -> Mapping[Any, Any] | None:
+    """Return the dict behind ``os.environ`` (CPython's ``_data``), or None if there is none.
+
+    Comparing it costs a C-level dict comparison of encoded strings; decoding and matching
+    every variable name, as :func:`_read` does, costs about 100 times more.
+    """
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else None
+
+
+def _read() -> tuple[str, ...]:
+    return tuple(
+        v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= _MIN_ENV_SECRET
+    )
+
+
+_ENV_SECRETS = _EnvSecrets()
+
+
+def refresh_secrets() -> None:
+    """Read the secret environment values again at the next :func:`scrub`.
+
+    Changes made through ``os.environ`` are detected without it; it resets the cache
+    (tests, or a process that rebinds ``os.environ`` itself).
+    """
+    _ENV_SECRETS.refresh()
 
 
 def scrub(text: str) -> str:
     """Return ``text`` with key-shaped strings and secret environment values masked."""
-    for secret in _env_secrets():
+    for secret in _ENV_SECRETS.values():
         if secret in text:
             text = text.replace(secret, MASK)
-    if "sk-" in text or re.search(r"(?i)bearer|key|token|secret|password", text):
+    if "sk-" in text or _has_secret_word(text):
         text = _SECRET_TEXT.sub(_mask_match, text)
     return text
+
+
+def _has_secret_word(text: str) -> bool:
+    folded = text.casefold()
+    return any(word in folded for word in _SECRET_WORDS)
 
 
 def _mask_match(match: re.Match[str]) -> str:

@@ -13,22 +13,27 @@ Public API:
   may run concurrently.
 """
 
-from noema_graph.tools.arguments import check_arguments
-from noema_graph.tools.concurrency import concurrency_safe, execution_groups
-from noema_graph.tools.mcp_provider import MCPToolProvider, mcp_tools
-from noema_graph.tools.registry import ToolRegistry
-from noema_graph.tools.results import (
-    ToolErrorInfo,
-    ToolFailure,
-    ToolResult,
-    TransientToolFailure,
-    render_observation,
-)
-from noema_graph.tools.runner import RetryPolicy, ToolRunner
-from noema_graph.tools.schemas import check_tool_schemas
-from noema_graph.tools.search import Document, SearchHit, SearchProvider, SqliteSearchProvider
-from noema_graph.tools.spec import Idempotency, ToolContext, ToolSpec
-from noema_graph.tools.toolkits import builtin_registry, toolkits_for
+from typing import TYPE_CHECKING
+
+from noema_graph._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from noema_graph.tools.arguments import check_arguments
+    from noema_graph.tools.concurrency import concurrency_safe, execution_groups
+    from noema_graph.tools.mcp_provider import MCPToolProvider, mcp_tools
+    from noema_graph.tools.registry import ToolRegistry
+    from noema_graph.tools.results import (
+        ToolErrorInfo,
+        ToolFailure,
+        ToolResult,
+        TransientToolFailure,
+        render_observation,
+    )
+    from noema_graph.tools.runner import RetryPolicy, ToolRunner
+    from noema_graph.tools.schemas import check_tool_schemas
+    from noema_graph.tools.search import Document, SearchHit, SearchProvider, SqliteSearchProvider
+    from noema_graph.tools.spec import Idempotency, ToolContext, ToolSpec
+    from noema_graph.tools.toolkits import builtin_registry, toolkits_for
 
 __all__ = [
     "Document",
@@ -55,3 +60,30 @@ __all__ = [
     "render_observation",
     "toolkits_for",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.tools.arguments": ("check_arguments",),
+        "noema_graph.tools.concurrency": ("concurrency_safe", "execution_groups"),
+        "noema_graph.tools.mcp_provider": ("MCPToolProvider", "mcp_tools"),
+        "noema_graph.tools.registry": ("ToolRegistry",),
+        "noema_graph.tools.results": (
+            "ToolErrorInfo",
+            "ToolFailure",
+            "ToolResult",
+            "TransientToolFailure",
+            "render_observation",
+        ),
+        "noema_graph.tools.runner": ("RetryPolicy", "ToolRunner"),
+        "noema_graph.tools.schemas": ("check_tool_schemas",),
+        "noema_graph.tools.search": (
+            "Document",
+            "SearchHit",
+            "SearchProvider",
+            "SqliteSearchProvider",
+        ),
+        "noema_graph.tools.spec": ("Idempotency", "ToolContext", "ToolSpec"),
+        "noema_graph.tools.toolkits": ("builtin_registry", "toolkits_for"),
+    },
+)

@@ -21,7 +21,7 @@ import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.tools import BaseTool
 from pydantic import ValidationError
@@ -29,11 +29,13 @@ from pydantic import ValidationError
 from noema_graph.config import MCPServer
 from noema_graph.errors import ConfigurationError, ToolError
 from noema_graph.observability.tracing import propagation_meta
-from noema_graph.tools.mcp_session import ServerSession
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import DEFAULT_MAX_OBSERVATION_CHARS, ToolResult
 from noema_graph.tools.schemas import check_tool_schemas
 from noema_graph.tools.spec import Idempotency, ToolSpec
+
+if TYPE_CHECKING:  # the MCP client stack loads when the first session opens
+    from noema_graph.tools.mcp_session import ServerSession
 
 _T = TypeVar("_T")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -181,6 +183,8 @@ class MCPToolProvider:
             return list(self._tools)
 
     async def _open_all(self) -> list[BaseTool]:
+        from noema_graph.tools.mcp_session import ServerSession
+
         sessions = {s.name: ServerSession(s, max_restarts=self.max_restarts) for s in self.servers}
         outcomes = await asyncio.gather(
             *(session.start() for session in sessions.values()), return_exceptions=True

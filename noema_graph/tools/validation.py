@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.validators
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.spec import ToolSpec
+
+if TYPE_CHECKING:  # jsonschema costs ~70 ms of imports: loaded by the first JSON-schema tool
+    import jsonschema
 
 
 def validate_arguments(spec: ToolSpec, arguments: object) -> dict[str, Any]:
@@ -48,6 +49,8 @@ def _validate_model(spec: ToolSpec, model: type[BaseModel], args: dict[str, Any]
 def _validate_json_schema(
     spec: ToolSpec, schema: dict[str, Any], args: dict[str, Any]
 ) -> dict[str, Any]:
+    import jsonschema.validators
+
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )

@@ -1,12 +1,33 @@
 from __future__ import annotations
 
+import gc
+import json
+import math
+import random
 from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
-from noema_graph.models import compact_messages, count_tokens, make_model
-from noema_graph.models.context import REMOVED_OBSERVATION, TRUNCATED_KEEP_CHARS, estimate_tokens
+from noema_graph.models import compact_messages, context, count_tokens, make_model
+from noema_graph.models.context import (
+    REMOVED_OBSERVATION,
+    TRUNCATED_KEEP_CHARS,
+    estimate_tokens,
+    message_tokens,
+)
 
 LONG = "x" * 4000
 
@@ -144,3 +165,129 @@ def test_latest_observation_is_halved_when_nothing_else_fits() -> None:
     assert len(result.messages) == len(prompt)  # nothing dropped, every call still answered
     tiny = compact_messages(prompt, budget_tokens=10, count=estimate_tokens)  # cannot fit
     assert tiny.after_tokens > 10  # gives up instead of looping forever
+
+
+# --- counting is cached: the same numbers as measuring every message, at O(new) cost ---
+
+
+def reference_tokens(messages: Sequence[BaseMessage]) -> int:
+    """The estimate as it was before caching, verbatim: every message measured every time."""
+    total = 0
+    for message in messages:
+        size = len(message.text)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            size += sum(
+                len(c["name"]) + len(json.dumps(c["args"], default=str)) for c in message.tool_calls
+            )
+        total += math.ceil(size / 4) + 4
+    return total
+
+
+def varied() -> list[BaseMessage]:
+    return [
+        SystemMessage(content="You are an agent."),
+        HumanMessage(content=""),
+        HumanMessage(content=[{"type": "text", "text": "look at "}, "this", {"type": "image"}]),
+        AIMessage(content="plain answer é" * 7),
+        AIMessage(
+            content=[{"type": "text", "text": "thinking"}, {"type": "tool_use", "id": "t"}],
+            tool_calls=[
+                {
+                    "name": "write",
+                    "args": {"path": Path("/tmp/a b"), "when": date(2025, 1, 2)},
+                    "id": "t",
+                },
+                {"name": "calc", "args": {"xs": [1, 2.5, None], "nested": {"k": "ü"}}, "id": "u"},
+            ],
+        ),
+        ToolMessage(content=[{"type": "text", "text": "rows: 3"}], tool_call_id="t"),
+        ToolMessage(content="y" * 1001, tool_call_id="u"),
+        ChatMessage(content="custom role", role="critic"),
+        AIMessage(content="", tool_calls=[{"name": "noop", "args": {}, "id": "v"}]),
+    ]
+
+
+def test_cached_counts_equal_uncached_counts_on_varied_messages() -> None:
+    messages = varied()
+    assert estimate_tokens(messages) == reference_tokens(messages)
+    assert estimate_tokens(messages) == reference_tokens(messages)  # from the caches
+    for message in messages:
+        assert message_tokens(message) == reference_tokens([message])
+    shuffled = random.Random(3).sample(messages, len(messages))
+    assert estimate_tokens(shuffled) == reference_tokens(shuffled)
+
+
+def test_counts_follow_a_prompt_through_replacements_removals_and_appends() -> None:
+    prompt = varied()
+    assert estimate_tokens(prompt) == reference_tokens(prompt)
+    prompt[6] = prompt[6].model_copy(update={"content": "short now"})  # same anchor prompt[1]
+    assert estimate_tokens(prompt) == reference_tokens(prompt)
+    del prompt[3]  # everything after it shifts by one position
+    assert estimate_tokens(prompt) == reference_tokens(prompt)
+    prompt[0] = SystemMessage(content="a new system prompt, as at every step")
+    prompt += [AIMessage(content="", tool_calls=[{"name": "x", "args": {"a": 1}, "id": "w"}])]
+    assert estimate_tokens(prompt) == reference_tokens(prompt)
+    assert estimate_tokens(prompt[:2]) == reference_tokens(prompt[:2])  # a shorter prompt
+    assert estimate_tokens(prompt[:1]) == reference_tokens(prompt[:1])
+    assert estimate_tokens([]) == 0
+
+
+def record_measures(monkeypatch: pytest.MonkeyPatch) -> list[BaseMessage]:
+    """Record every message the counter really measures (serialises)."""
+    measured: list[BaseMessage] = []
+    measure = context._measure
+
+    def recording(message: BaseMessage) -> int:
+        measured.append(message)
+        return measure(message)
+
+    monkeypatch.setattr(context, "_measure", recording)
+    return measured
+
+
+def test_a_run_measures_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured = record_measures(monkeypatch)
+    history: list[BaseMessage] = [HumanMessage(content="do it")]
+    for step in range(200):  # what fit_context sees: a fresh system prompt, the whole history
+        prompt = [SystemMessage(content=f"step {step}"), *history]
+        assert count_tokens(prompt) == reference_tokens(prompt)
+        history += [call(f"c{step}"), ToolMessage(content=LONG, tool_call_id=f"c{step}")]
+    assert len(measured) == 199  # each tool call measured once (plain text costs a len)
+    assert len({id(m) for m in measured}) == 199
+
+
+def test_compaction_measures_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured = record_measures(monkeypatch)
+    prompt: list[BaseMessage] = [SystemMessage(content="s")]
+    for i in range(30):
+        prompt += [HumanMessage(content="old " * 50), call(f"k{i}")]
+        prompt += [ToolMessage(content=LONG, tool_call_id=f"k{i}")]
+    result = compact_messages(prompt, budget_tokens=1, count=estimate_tokens)
+    assert result.removed_count == 29  # removals shift every later message's position
+    assert result.after_tokens == reference_tokens(result.messages)
+    assert len(measured) == len({id(m) for m in measured}) == 30
+
+
+def test_fit_context_counts_as_before() -> None:
+    from noema_graph.nodes.compaction import fit_context
+
+    deps: Any = SimpleNamespace(profile=SimpleNamespace(context_window=4096), model=None)
+    small = conversation()[:3]
+    assert fit_context(small, deps) == (small, None)
+    compacted, record = fit_context(conversation(), deps)
+    assert record is not None
+    assert record.before_tokens == reference_tokens(conversation())
+    assert record.after_tokens == reference_tokens(compacted) <= 4096 - 1024
+
+
+def test_caches_do_not_keep_messages_alive() -> None:
+    before = len(context._measured)
+    messages = [call(f"gc{i}") for i in range(50)]
+    estimate_tokens([SystemMessage(content="s"), *messages])
+    assert len(context._measured) >= before + 50
+    for i in range(context.PROMPT_MEMO_SIZE + 1):  # pushes that prompt out of the memo
+        estimate_tokens([SystemMessage(content="s"), HumanMessage(content=str(i))])
+    del messages
+    gc.collect()
+    assert len(context._measured) <= before
+    assert len(context._prompts) <= context.PROMPT_MEMO_SIZE
