@@ -5,6 +5,8 @@ Public API:
 * :class:`ToolRegistry`, :class:`ToolSpec`, :class:`ToolContext`, :class:`ToolResult`,
   :class:`ToolFailure`, :class:`TransientToolFailure`, :class:`RetryPolicy`;
 * :func:`toolkits_for` builds the toolkits an :class:`~noema_graph.config.AgentConfig` enables;
+  ``bash`` and ``python_executor`` run in a bubblewrap sandbox limited by a
+  :class:`SandboxPolicy`; :func:`sandbox_problem` says why it cannot start here, if it cannot;
 * :func:`mcp_tools` and :class:`MCPToolProvider` load MCP servers' tools over one persistent
   session per server;
 * :func:`check_arguments` validates (and losslessly coerces) a call's arguments against any
@@ -15,6 +17,7 @@ Public API:
 
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.concurrency import concurrency_safe, execution_groups
+from noema_graph.tools.jail import SandboxPolicy, sandbox_problem
 from noema_graph.tools.mcp_provider import MCPToolProvider, mcp_tools
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import (
@@ -35,6 +38,7 @@ __all__ = [
     "Idempotency",
     "MCPToolProvider",
     "RetryPolicy",
+    "SandboxPolicy",
     "SearchHit",
     "SearchProvider",
     "SqliteSearchProvider",
@@ -53,5 +57,6 @@ __all__ = [
     "execution_groups",
     "mcp_tools",
     "render_observation",
+    "sandbox_problem",
     "toolkits_for",
 ]

@@ -98,28 +98,6 @@ def make_dirs_inside(root: Path, user_path: str) -> int:
     return fd
 
 
-def resolve_inside(root: Path, user_path: str) -> Path:
-    """Return ``user_path`` resolved inside ``root``, or refuse it (for display and checks).
-
-    This is a check on a path name, racy by nature; open files with :func:`open_inside`.
-
-    Raises:
-        ToolFailure: ``path_outside_workdir`` naming the path and the fix.
-    """
-    root = root.resolve()
-    relative_path(user_path)
-    candidate = (root / user_path).resolve()
-    if not candidate.is_relative_to(root):
-        raise _outside(user_path, "leaves the working directory")
-    return candidate
-
-
-def display_path(root: Path, path: Path) -> str:
-    """Return ``path`` relative to ``root`` as the model should see it."""
-    relative = path.relative_to(root.resolve())
-    return relative.as_posix() or "."
-
-
 @contextmanager
 def _directory(root: Path) -> Generator[int]:
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

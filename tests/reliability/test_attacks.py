@@ -486,3 +486,12 @@ def test_missing_sandbox_refuses_unless_allowed(
     finally:
         jail.sandbox_problem.cache_clear()
     arena.assert_contained()
+
+
+def test_every_attack_has_a_row_in_security_md() -> None:
+    text = (REPO / "noema_graph" / "tools" / "SECURITY.md").read_text()
+    for name in [*LEAKS, *DAEMONS, *NETWORK, *WRITES, *RESOURCES]:
+        assert f"| {name} |" in text, f"{name!r} missing from SECURITY.md"
+    tests = [name for name in globals() if name.startswith("test_")]
+    rows = text.split("## Attack table: sandbox")[1].count("\n| ") - 1  # less the header
+    assert rows >= len(tests) - 1, "a test of this file has no row in SECURITY.md"
