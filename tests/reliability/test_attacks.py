@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -495,3 +496,21 @@ def test_every_attack_has_a_row_in_security_md() -> None:
     tests = [name for name in globals() if name.startswith("test_")]
     rows = text.split("## Attack table: sandbox")[1].count("\n| ") - 1  # less the header
     assert rows >= len(tests) - 1, "a test of this file has no row in SECURITY.md"
+
+
+def test_workdir_inside_a_hidden_home_stays_writable(arena: Arena) -> None:
+    home = Path(os.path.expanduser("~"))
+    project = Path(tempfile.mkdtemp(prefix=f".{arena.mark}-", dir=home))
+    try:
+        registry = ToolRegistry(bash_tools())
+        (tool,) = registry.as_langchain_tools(
+            permissions=("shell:execute",), working_directory=project, timeout_s=10
+        )
+        status, body = arena.run(tool, command=f"echo ok > made.txt; ls -A {home} | wc -l")
+        assert status == "success", body
+        assert (project / "made.txt").read_text() == "ok\n"
+        visible = int(body["data"]["output"].split()[-1])
+        assert visible < len(list(home.iterdir()))  # the rest of the home stays hidden
+    finally:
+        shutil.rmtree(project)
+    arena.assert_contained()
