@@ -72,17 +72,7 @@ def run_fresh(code: str) -> tuple[str, set[str]]:
 )
 def test_importing_loads_no_heavy_client(code: str) -> None:
     _, loaded = run_fresh(code)
-    # nodes/llm.py still imports openai for its error tuples; see the xfail test below
-    assert loaded - {"openai"} == set()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="nodes/llm.py imports openai for its error tuples; once it uses "
-    "noema_graph.models.errors this passes: then delete this marker",
-)
-def test_graphs_do_not_import_openai() -> None:
-    assert run_fresh("import noema_graph.graphs")[1] == set()
+    assert loaded == set()
 
 
 def test_import_noema_graph_alone_loads_only_the_package() -> None:
