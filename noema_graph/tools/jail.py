@@ -193,15 +193,7 @@ def run_sandboxed(
             type_="invalid_input",
             recoverable=False,
         )
-    argv = command
-    if not sandboxed:
-        _warn_unsandboxed()
-    else:
-        problem = sandbox_problem()
-        bwrap = find_bwrap()
-        if problem is not None or bwrap is None:
-            raise ToolFailure(problem or FIX, type_="sandbox_unavailable", recoverable=False)
-        argv = [*bwrap_argv(bwrap, root=root, network=network, policy=policy), "--", *command]
+    argv = _confined_argv(command, root=root, policy=policy, network=network, sandboxed=sandboxed)
     rlimits = {
         "RLIMIT_AS": policy.memory_bytes,
         "RLIMIT_CPU": math.ceil(timeout_s) + 1,
@@ -218,6 +210,20 @@ def run_sandboxed(
             env=clean_env(root),
             stdin_data=stdin_data,
         )
+
+
+def _confined_argv(
+    command: list[str], *, root: Path, policy: SandboxPolicy, network: bool, sandboxed: bool
+) -> list[str]:
+    """Return ``command`` wrapped in bwrap, or as it is (with a warning) when unsandboxed."""
+    if not sandboxed:
+        _warn_unsandboxed()
+        return command
+    problem = sandbox_problem()
+    bwrap = find_bwrap()
+    if problem is not None or bwrap is None:
+        raise ToolFailure(problem or FIX, type_="sandbox_unavailable", recoverable=False)
+    return [*bwrap_argv(bwrap, root=root, network=network, policy=policy), "--", *command]
 
 
 @contextmanager

@@ -11,6 +11,7 @@ message; that is a courtesy, not the guard.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
@@ -48,6 +49,12 @@ class PythonArgs(BaseModel):
     )
 
 
+DESCRIPTION = (
+    "Run Python 3 code in a fresh, resource-limited interpreter whose working "
+    "directory is the sandbox; returns exit code and stdout/stderr."
+)
+
+
 def python_executor_tools(
     *,
     memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
@@ -63,20 +70,12 @@ def python_executor_tools(
         memory_limit_bytes: Address-space limit of each process.
         max_output_bytes: Output kept; the rest is read and dropped.
         max_file_bytes: Largest file the child may write.
-        allow_network: Give the sandbox the host's network; the run must also grant
-            ``net:outbound``.
-        policy: Other sandbox limits (process count, tmpfs size, hidden paths); its memory
-            and file limits are replaced by ``memory_limit_bytes`` and ``max_file_bytes``.
-        allow_unsandboxed: Run code without the sandbox (resource limits only) where
-            bubblewrap cannot start; otherwise such calls answer ``sandbox_unavailable``.
+        allow_network: Give the sandbox the network (the run must grant ``net:outbound``).
+        policy: Other sandbox limits; its memory and file limits are replaced by the above.
+        allow_unsandboxed: Without bubblewrap, run with limits only (not sandbox_unavailable).
     """
-    base = policy or SandboxPolicy()
-    limits = SandboxPolicy(
-        memory_bytes=memory_limit_bytes,
-        max_processes=base.max_processes,
-        max_file_bytes=max_file_bytes,
-        tmp_bytes=base.tmp_bytes,
-        hidden_paths=base.hidden_paths,
+    limits = replace(
+        policy or SandboxPolicy(), memory_bytes=memory_limit_bytes, max_file_bytes=max_file_bytes
     )
 
     def python_executor(
@@ -97,16 +96,12 @@ def python_executor_tools(
         )
         return outcome_data(outcome, what="python code", limit=limit)
 
-    return [
-        ToolSpec(
-            name="python_executor",
-            description=(
-                "Run Python 3 code in a fresh, resource-limited interpreter whose working "
-                "directory is the sandbox; returns exit code and stdout/stderr."
-            ),
-            input_schema=PythonArgs,
-            handler=python_executor,
-            permission="shell:execute",
-            idempotency="non_idempotent",
-        )
-    ]
+    spec = ToolSpec(
+        name="python_executor",
+        description=DESCRIPTION,
+        input_schema=PythonArgs,
+        handler=python_executor,
+        permission="shell:execute",
+        idempotency="non_idempotent",
+    )
+    return [spec]
