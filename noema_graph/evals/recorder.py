@@ -22,9 +22,9 @@ from langgraph.graph import END, START, StateGraph
 from noema_graph.evals.replay import ReplayChatModel
 from noema_graph.evals.steps import SKIPPED_KINDS, step_of
 from noema_graph.evals.trajectory import Trajectory, TrajectoryUsage
-from noema_graph.nodes.tool_node import SUBAGENT_OUTPUT
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
+from noema_graph.tools.results import SUBAGENT_OUTPUT
 
 
 def _usage(state: Mapping[str, Any], output: Mapping[str, Any]) -> TrajectoryUsage:

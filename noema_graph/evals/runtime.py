@@ -45,8 +45,10 @@ def claims_check(
         reason as observation), and the amount to subtract from the confidence.
     """
     findings = hallucinated_actions(trajectory_of("", output.get("result"), trace))
+    # a step's answer is also the final answer: the same claim is reported once
+    unique = {(f.action, f.text.strip()): f for f in reversed(findings)}
     round_ = max((s.round for s in trace), default=0)
-    steps = [_step(f, round_) for f in findings]
+    steps = [_step(f, round_) for f in reversed(unique.values())]
     return steps, min(CLAIM_PENALTY * len(steps), MAX_CLAIM_PENALTY)
 
 

@@ -96,7 +96,7 @@ def confidence(
     """Return a 0..1 confidence computed from the trace (formula in the module docstring)."""
     tool_steps = [s for s in trace if s.kind == "tool"]
     failed = sum(1 for s in tool_steps if s.status == "error")
-    hallucinated = sum(1 for s in trace if s.kind == "hallucinated_action")
+    hallucinated = sum(1 for s in trace if s.kind == "hallucinated_action" and s.action)
     score = 1.0 - 0.3 * min(iterations / max(max_iterations, 1), 1.0)
     if tool_steps:
         score -= 0.3 * failed / len(tool_steps)
@@ -144,7 +144,7 @@ def unearned(
         return None
     if validated is False:
         return "unvalidated"
-    tools = [s for s in trace if s.kind in ("tool", "hallucinated_action")]
+    tools = [s for s in trace if s.kind in ("tool", "hallucinated_action") and s.action]
     if tools and not any(s.kind == "tool" and s.status == "ok" for s in tools):
         return "tools_failed"
     return None if grounded(trace, config) else "ungrounded"
