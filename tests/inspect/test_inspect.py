@@ -18,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph import build_agent_graph, sqlite_checkpointer
 from noema_graph.inspect import checkpoint, fork, history, replay_from, threads
 from noema_graph.persistence import async_sqlite_checkpointer
-from tests.core.helpers import cfg
+from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,3 +191,28 @@ def test_async_checkpointer_sets_the_sync_pragmas(tmp_path: Path) -> None:
             for p in ("journal_mode", "busy_timeout", "synchronous")
         ]
     assert asyncio.run(read()) == sync == ["wal", 5000, 1]
+
+
+def test_a_run_stopped_by_a_limit_is_failed_with_its_error(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "runs.sqlite"
+    model = scripted(plan_reply("add"), tools_reply(call("add", {"a": 1, "b": 2}, "c1")))
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(
+            cfg(max_iterations=1), model=model, tools=TOOLS, checkpointer=saver
+        )
+        graph.invoke({"messages": [("user", "add")]}, {"configurable": {"thread_id": "t1"}})
+    (row,) = threads(db)
+    assert row.status == "failed"
+    assert row.last_error and row.last_error.startswith("max_iterations:")
+
+
+def test_checkpoint_on_any_saver_matches_get_state(scripted: Any) -> None:
+    memory = InMemorySaver()
+    graph = _run(memory, scripted, "t1")
+    for row in history(memory, "t1")[1:]:
+        at = {"configurable": {"thread_id": "t1", "checkpoint_id": row.checkpoint_id}}
+        expected = graph.get_state(at).values
+        got = checkpoint(memory, "t1", row.checkpoint_id)
+        assert got["messages"] == expected.get("messages", [])
+        assert got["trace"] == expected.get("trace", [])
+        assert got.get("iteration") == expected.get("iteration")
