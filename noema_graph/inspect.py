@@ -5,7 +5,8 @@ thread's checkpoints and ``checkpoint(saver, thread_id, checkpoint_id)`` decodes
 at one of them. On a :class:`~langgraph.checkpoint.sqlite.SqliteSaver` (or a file path) the
 listings read the ``checkpoints`` table with SQL and decode only each checkpoint's small blob
 (scalar channels: iteration, usage, plan, outcome); the message and trace deltas are never
-replayed. Any other saver is read through its ``list()`` API.
+replayed. Any other saver is read through its ``list()`` API. ``athreads``, ``ahistory`` and
+``acheckpoint`` do the same on an ``AsyncSqliteSaver`` (SQL through aiosqlite) or ``alist()``.
 
 ``fork`` and ``replay_from`` wrap LangGraph's time travel: a fork is a new checkpoint on the
 same thread whose parent is the chosen one (the original history is untouched); a replay
@@ -15,9 +16,8 @@ resumes from a checkpoint, so tool calls completed before it are not run again.
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.runtime import DEFAULT_RUNTIME
 
 from noema_graph.errors import ConfigurationError
@@ -43,6 +45,9 @@ RECIPE_KEY = "noema_cli_recipe"  # the CLI's run recipe in checkpoint metadata (
 __all__ = [
     "CheckpointRow",
     "ThreadRow",
+    "acheckpoint",
+    "ahistory",
+    "athreads",
     "checkpoint",
     "fork",
     "history",
@@ -112,7 +117,11 @@ def threads(source: Source) -> list[ThreadRow]:
         _require_file(source)
         with sqlite_checkpointer(source) as saver:
             return threads(saver)
-    rows = _sql_threads(source) if isinstance(source, SqliteSaver) else _list_threads(source)
+    rows = (
+        _sql_threads(source)
+        if isinstance(source, SqliteSaver)
+        else _list_threads(source.list(None))
+    )
     return sorted(rows, key=lambda row: row.updated, reverse=True)
 
 
@@ -152,29 +161,46 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
         _require_file(source)
         with sqlite_checkpointer(source) as saver:
             return checkpoint(saver, thread_id, checkpoint_id)
-    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
-    if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
-    found = source.get_tuple({"configurable": configurable})
+    found = source.get_tuple(_config(thread_id, checkpoint_id))
     if found is None:
-        what = f"checkpoint {checkpoint_id!r} of " if checkpoint_id else ""
-        raise KeyError(f"no {what}thread {thread_id!r}")
-    values = _full_values(source, found)
-    metadata = dict(found.metadata or {})
-    values["__checkpoint__"] = {
-        "checkpoint_id": found.checkpoint["id"],
-        "parent_id": _parent_id(found),
-        "step": metadata.get("step", -1),
-        "time": found.checkpoint["ts"],
-        "metadata": metadata,
-    }
-    values["__interrupts__"] = [
-        getattr(value, "value", value)
-        for _, channel, value in (found.pending_writes or [])
-        if channel == INTERRUPT
-        for value in (value if isinstance(value, list | tuple) else [value])
-    ]
-    return values
+        raise KeyError(_missing(thread_id, checkpoint_id))
+    history = source.get_delta_channel_history(config=found.config, channels=list(DELTA_CHANNELS))
+    return _state(found, history)
+
+
+async def athreads(saver: BaseCheckpointSaver[Any]) -> list[ThreadRow]:
+    """Async :func:`threads`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+    if isinstance(saver, AsyncSqliteSaver):
+        rows = await _asql_threads(saver)
+    else:
+        rows = _list_threads([item async for item in saver.alist(None)])
+    return sorted(rows, key=lambda row: row.updated, reverse=True)
+
+
+async def ahistory(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[CheckpointRow]:
+    """Async :func:`history`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+    if isinstance(saver, AsyncSqliteSaver):
+        return await _asql_history(saver, thread_id)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    rows = [_row_from_tuple(item) async for item in saver.alist(config)]
+    return sorted(rows, key=lambda row: row.checkpoint_id)
+
+
+async def acheckpoint(
+    saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: str | None = None
+) -> dict[str, Any]:
+    """Async :func:`checkpoint`.
+
+    Raises:
+        KeyError: No such thread or checkpoint.
+    """
+    found = await saver.aget_tuple(_config(thread_id, checkpoint_id))
+    if found is None:
+        raise KeyError(_missing(thread_id, checkpoint_id))
+    history = await saver.aget_delta_channel_history(
+        config=found.config, channels=list(DELTA_CHANNELS)
+    )
+    return _state(found, history)
 
 
 def fork(
@@ -220,26 +246,66 @@ def replay_from(
 # --- fast path: SQL over SqliteSaver's tables --------------------------------------------
 
 
+THREADS_SQL = (
+    "SELECT c.thread_id, c.checkpoint_id, c.type, c.checkpoint, c.metadata, f.first_id "
+    "FROM checkpoints c JOIN ("
+    "  SELECT thread_id, MAX(checkpoint_id) AS last_id, MIN(checkpoint_id) AS first_id"
+    "  FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id"
+    ") f ON c.thread_id = f.thread_id AND c.checkpoint_id = f.last_id "
+    "WHERE c.checkpoint_ns = ''"
+)
+PAUSED_SQL = (
+    "SELECT DISTINCT thread_id, checkpoint_id FROM writes WHERE checkpoint_ns = '' AND channel = ?"
+)
+HISTORY_SQL = (
+    "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+    "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id"
+)
+PAUSED_IN_THREAD_SQL = (
+    "SELECT DISTINCT thread_id, checkpoint_id FROM writes "
+    "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?"
+)
+Rows = Sequence[Sequence[Any]]
+
+
 def _sql_threads(saver: SqliteSaver) -> list[ThreadRow]:
-    conn = saver.conn
-    latest = conn.execute(
-        "SELECT c.thread_id, c.checkpoint_id, c.type, c.checkpoint, c.metadata, f.first_id "
-        "FROM checkpoints c JOIN ("
-        "  SELECT thread_id, MAX(checkpoint_id) AS last_id, MIN(checkpoint_id) AS first_id"
-        "  FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id"
-        ") f ON c.thread_id = f.thread_id AND c.checkpoint_id = f.last_id "
-        "WHERE c.checkpoint_ns = ''"
-    ).fetchall()
-    paused = _interrupted(conn, [(row[0], row[1]) for row in latest])
+    latest = saver.conn.execute(THREADS_SQL).fetchall()
+    paused = saver.conn.execute(PAUSED_SQL, (INTERRUPT,)).fetchall()
+    return _threads_from(saver.serde, latest, paused)
+
+
+async def _asql_threads(saver: AsyncSqliteSaver) -> list[ThreadRow]:
+    async with saver.conn.execute(THREADS_SQL) as cursor:
+        latest = await cursor.fetchall()
+    async with saver.conn.execute(PAUSED_SQL, (INTERRUPT,)) as cursor:
+        paused = await cursor.fetchall()
+    return _threads_from(saver.serde, list(latest), list(paused))
+
+
+def _sql_history(saver: SqliteSaver, thread_id: str) -> list[CheckpointRow]:
+    found = saver.conn.execute(HISTORY_SQL, (thread_id,)).fetchall()
+    paused = saver.conn.execute(PAUSED_IN_THREAD_SQL, (thread_id, INTERRUPT)).fetchall()
+    return _history_from(saver.serde, found, paused)
+
+
+async def _asql_history(saver: AsyncSqliteSaver, thread_id: str) -> list[CheckpointRow]:
+    async with saver.conn.execute(HISTORY_SQL, (thread_id,)) as cursor:
+        found = await cursor.fetchall()
+    async with saver.conn.execute(PAUSED_IN_THREAD_SQL, (thread_id, INTERRUPT)) as cursor:
+        paused = await cursor.fetchall()
+    return _history_from(saver.serde, list(found), list(paused))
+
+
+def _threads_from(serde: SerializerProtocol, latest: Rows, paused_rows: Rows) -> list[ThreadRow]:
+    paused = {(row[0], row[1]) for row in paused_rows}
     rows: list[ThreadRow] = []
     for thread_id, checkpoint_id, kind, blob, metadata, first_id in latest:
-        values = _values(saver, kind, blob)
-        meta = _metadata(metadata)
+        decoded = cast(dict[str, Any], serde.loads_typed((kind, blob)))
         rows.append(
             _thread_row(
                 thread_id,
-                values,
-                meta,
+                cast(dict[str, Any], decoded.get("channel_values", {})),
+                _metadata(metadata),
                 created=_uuid_time(first_id),
                 updated=_uuid_time(checkpoint_id),
                 paused=(thread_id, checkpoint_id) in paused,
@@ -248,49 +314,18 @@ def _sql_threads(saver: SqliteSaver) -> list[ThreadRow]:
     return rows
 
 
-def _sql_history(saver: SqliteSaver, thread_id: str) -> list[CheckpointRow]:
-    conn = saver.conn
-    found = conn.execute(
-        "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-        "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
-        (thread_id,),
-    ).fetchall()
-    paused = {
-        row[0]
-        for row in conn.execute(
-            "SELECT DISTINCT checkpoint_id FROM writes "
-            "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?",
-            (thread_id, INTERRUPT),
+def _history_from(serde: SerializerProtocol, found: Rows, paused_rows: Rows) -> list[CheckpointRow]:
+    paused = {row[1] for row in paused_rows}
+    return [
+        _checkpoint_row(
+            checkpoint_id,
+            parent_id,
+            cast(dict[str, Any], serde.loads_typed((kind, blob))),
+            _metadata(metadata),
+            has_interrupt=checkpoint_id in paused,
         )
-    }
-    rows: list[CheckpointRow] = []
-    for checkpoint_id, parent_id, kind, blob, metadata in found:
-        decoded = cast(dict[str, Any], saver.serde.loads_typed((kind, blob)))
-        rows.append(
-            _checkpoint_row(
-                checkpoint_id,
-                parent_id,
-                decoded,
-                _metadata(metadata),
-                has_interrupt=checkpoint_id in paused,
-            )
-        )
-    return rows
-
-
-def _interrupted(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
-    wanted = set(keys)
-    found = conn.execute(
-        "SELECT DISTINCT thread_id, checkpoint_id FROM writes "
-        "WHERE checkpoint_ns = '' AND channel = ?",
-        (INTERRUPT,),
-    )
-    return {(row[0], row[1]) for row in found if (row[0], row[1]) in wanted}
-
-
-def _values(saver: SqliteSaver, kind: str, blob: bytes) -> dict[str, Any]:
-    decoded = cast(dict[str, Any], saver.serde.loads_typed((kind, blob)))
-    return cast(dict[str, Any], decoded.get("channel_values", {}))
+        for checkpoint_id, parent_id, kind, blob, metadata in found
+    ]
 
 
 def _metadata(raw: bytes | str | None) -> dict[str, Any]:
@@ -302,10 +337,10 @@ def _metadata(raw: bytes | str | None) -> dict[str, Any]:
 # --- any saver: BaseCheckpointSaver.list ---------------------------------------------------
 
 
-def _list_threads(saver: BaseCheckpointSaver[Any]) -> list[ThreadRow]:
+def _list_threads(items: Iterable[CheckpointTuple]) -> list[ThreadRow]:
     newest: dict[str, CheckpointTuple] = {}
     first: dict[str, str] = {}
-    for item in saver.list(None):
+    for item in items:
         configurable = item.config.get("configurable", {})
         if configurable.get("checkpoint_ns", ""):
             continue
@@ -428,15 +463,41 @@ def _error_text(error: Any) -> str | None:
     return str(getattr(error, "message", error))
 
 
-def _full_values(saver: BaseCheckpointSaver[Any], found: CheckpointTuple) -> dict[str, Any]:
-    """Decode the whole state: scalar channels, plus delta channels replayed to this point."""
+def _state(found: CheckpointTuple, history: Mapping[str, DeltaChannelHistory]) -> dict[str, Any]:
+    """Decode the whole state: scalar channels, delta channels replayed, checkpoint facts."""
     values = dict(found.checkpoint.get("channel_values", {}))
-    history = saver.get_delta_channel_history(config=found.config, channels=list(DELTA_CHANNELS))
     for name, entry in history.items():
         channel = DeltaChannel(DELTA_CHANNELS[name], list).from_checkpoint(entry.get("seed", []))
         channel.replay_writes(entry["writes"])
         values[name] = channel.get()
-    return {key: value for key, value in values.items() if not key.startswith(("branch:", "__"))}
+    state = {k: v for k, v in values.items() if not k.startswith(("branch:", "__"))}
+    metadata = dict(found.metadata or {})
+    state["__checkpoint__"] = {
+        "checkpoint_id": found.checkpoint["id"],
+        "parent_id": _parent_id(found),
+        "step": metadata.get("step", -1),
+        "time": found.checkpoint["ts"],
+        "metadata": metadata,
+    }
+    state["__interrupts__"] = [
+        getattr(value, "value", value)
+        for _, channel, value in (found.pending_writes or [])
+        if channel == INTERRUPT
+        for value in (value if isinstance(value, list | tuple) else [value])
+    ]
+    return state
+
+
+def _config(thread_id: str, checkpoint_id: str | None) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def _missing(thread_id: str, checkpoint_id: str | None) -> str:
+    what = f"checkpoint {checkpoint_id!r} of " if checkpoint_id else ""
+    return f"no {what}thread {thread_id!r}"
 
 
 def _parent_id(item: CheckpointTuple) -> str | None:

@@ -16,7 +16,16 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph import build_agent_graph, sqlite_checkpointer
-from noema_graph.inspect import checkpoint, fork, history, replay_from, threads
+from noema_graph.inspect import (
+    acheckpoint,
+    ahistory,
+    athreads,
+    checkpoint,
+    fork,
+    history,
+    replay_from,
+    threads,
+)
 from noema_graph.persistence import async_sqlite_checkpointer
 from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
@@ -216,3 +225,28 @@ def test_checkpoint_on_any_saver_matches_get_state(scripted: Any) -> None:
         assert got["messages"] == expected.get("messages", [])
         assert got["trace"] == expected.get("trace", [])
         assert got.get("iteration") == expected.get("iteration")
+
+
+def test_async_variants_match_the_sync_ones(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "runs.sqlite"
+    memory = InMemorySaver()
+    _run(memory, scripted, "t1")
+
+    async def read() -> tuple[Any, ...]:
+        async with async_sqlite_checkpointer(db) as saver:
+            graph = build_agent_graph(
+                cfg(), model=scripted(*_script()), tools=[count], checkpointer=saver
+            )
+            await graph.ainvoke(
+                {"messages": [("user", "count")]}, {"configurable": {"thread_id": "t1"}}
+            )
+            rows = await ahistory(saver, "t1")
+            state = await acheckpoint(saver, "t1", rows[3].checkpoint_id)
+            return await athreads(saver), rows, state, await ahistory(memory, "t1")
+
+    listed, rows, state, from_memory = asyncio.run(read())
+    assert listed == threads(db) and rows == history(db, "t1")
+    assert state == checkpoint(db, "t1", rows[3].checkpoint_id)
+    assert [(r.step, r.node, r.tokens) for r in from_memory] == [
+        (r.step, r.node, r.tokens) for r in rows
+    ]
