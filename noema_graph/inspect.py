@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 Status = Literal["running", "paused", "done", "failed"]
 INTERRUPT = "__interrupt__"
 RUNTIME_KEY = "__pregel_runtime"  # langgraph._internal._constants.CONFIG_KEY_RUNTIME
+SUMMARY_KEY = "noema"
+"""Checkpoint metadata key of :func:`run_summary` (written by the core at each step)."""
 RECIPE_KEY = "noema_cli_recipe"  # the CLI's run recipe in checkpoint metadata (cli_runs)
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "fork",
     "history",
     "replay_from",
+    "run_summary",
     "threads",
 ]
 
@@ -299,13 +302,14 @@ async def _asql_history(saver: AsyncSqliteSaver, thread_id: str) -> list[Checkpo
 def _threads_from(serde: SerializerProtocol, latest: Rows, paused_rows: Rows) -> list[ThreadRow]:
     paused = {(row[0], row[1]) for row in paused_rows}
     rows: list[ThreadRow] = []
-    for thread_id, checkpoint_id, kind, blob, metadata, first_id in latest:
-        decoded = cast(dict[str, Any], serde.loads_typed((kind, blob)))
+    for thread_id, checkpoint_id, kind, blob, raw_metadata, first_id in latest:
+        metadata = _metadata(raw_metadata)
+        decoded = _decode(serde, kind, blob, metadata)
         rows.append(
             _thread_row(
                 thread_id,
                 cast(dict[str, Any], decoded.get("channel_values", {})),
-                _metadata(metadata),
+                metadata,
                 created=_uuid_time(first_id),
                 updated=_uuid_time(checkpoint_id),
                 paused=(thread_id, checkpoint_id) in paused,
@@ -316,16 +320,25 @@ def _threads_from(serde: SerializerProtocol, latest: Rows, paused_rows: Rows) ->
 
 def _history_from(serde: SerializerProtocol, found: Rows, paused_rows: Rows) -> list[CheckpointRow]:
     paused = {row[1] for row in paused_rows}
-    return [
-        _checkpoint_row(
-            checkpoint_id,
-            parent_id,
-            cast(dict[str, Any], serde.loads_typed((kind, blob))),
-            _metadata(metadata),
-            has_interrupt=checkpoint_id in paused,
+    rows: list[CheckpointRow] = []
+    for checkpoint_id, parent_id, kind, blob, raw_metadata in found:
+        metadata = _metadata(raw_metadata)
+        decoded = _decode(serde, kind, blob, metadata)
+        rows.append(
+            _checkpoint_row(
+                checkpoint_id, parent_id, decoded, metadata, has_interrupt=checkpoint_id in paused
+            )
         )
-        for checkpoint_id, parent_id, kind, blob, metadata in found
-    ]
+    return rows
+
+
+def _decode(
+    serde: SerializerProtocol, kind: str, blob: bytes, metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Decode a checkpoint blob, unless its metadata already carries the run summary."""
+    if isinstance(metadata.get(SUMMARY_KEY), Mapping):
+        return {}
+    return cast(dict[str, Any], serde.loads_typed((kind, blob)))
 
 
 def _metadata(raw: bytes | str | None) -> dict[str, Any]:
@@ -376,6 +389,42 @@ def _row_from_tuple(item: CheckpointTuple) -> CheckpointRow:
 # --- rows from decoded values --------------------------------------------------------------
 
 
+def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Summarise a checkpoint's channel values for its metadata (key :data:`SUMMARY_KEY`).
+
+    What listing needs, as JSON-ready values: ``node`` (the node whose outcome is latest),
+    ``iteration``, ``tokens``, ``cost``, ``plan_step``, ``status`` (running, done or failed; a
+    pending interrupt makes a thread paused at read time) and ``error``. When a checkpoint's
+    metadata holds this dict, :func:`threads` and :func:`history` use it and skip decoding the
+    checkpoint blob.
+    """
+    usage = values.get("usage")
+    output = values.get("output") or {}
+    outcome = values.get("outcome")
+    status = "running"
+    error: Any = values.get("llm_error")
+    if output and getattr(outcome, "node", None) == "finalize":
+        final_error = output.get("error") if isinstance(output, Mapping) else None
+        status = "failed" if final_error else "done"
+        error = final_error or error
+    return {
+        "node": getattr(outcome, "node", None),
+        "iteration": int(values.get("iteration") or 0),
+        "tokens": int(getattr(usage, "total_tokens", 0) or 0),
+        "cost": getattr(usage, "cost_usd", None) if usage is not None else None,
+        "plan_step": _plan_step(values.get("plan")),
+        "status": status,
+        "error": _error_text(error),
+    }
+
+
+def _summary(values: Mapping[str, Any], metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+    written = metadata.get(SUMMARY_KEY)
+    if isinstance(written, Mapping):
+        return cast(Mapping[str, Any], written)
+    return run_summary(values)
+
+
 def _thread_row(
     thread_id: str,
     values: Mapping[str, Any],
@@ -385,27 +434,18 @@ def _thread_row(
     updated: str,
     paused: bool,
 ) -> ThreadRow:
-    usage = values.get("usage")
-    output = values.get("output") or {}
-    outcome = values.get("outcome")
-    status: Status = "running"
-    last_error = values.get("llm_error")
-    if paused:
-        status = "paused"
-    elif output and getattr(outcome, "node", None) == "finalize":
-        error = output.get("error") if isinstance(output, Mapping) else None
-        status = "failed" if error else "done"
-        last_error = _error_text(error) or last_error
+    summary = _summary(values, metadata)
+    status = cast(Status, "paused" if paused else summary.get("status", "running"))
     return ThreadRow(
         thread_id=thread_id,
         agent=_agent(metadata),
         status=status,
         created=created,
         updated=updated,
-        iterations=int(values.get("iteration") or 0),
-        tokens=int(getattr(usage, "total_tokens", 0) or 0),
-        cost=getattr(usage, "cost_usd", None) if usage is not None else None,
-        last_error=_error_text(last_error),
+        iterations=int(summary.get("iteration") or 0),
+        tokens=int(summary.get("tokens") or 0),
+        cost=summary.get("cost"),
+        last_error=summary.get("error"),
     )
 
 
@@ -417,19 +457,17 @@ def _checkpoint_row(
     *,
     has_interrupt: bool,
 ) -> CheckpointRow:
-    values = cast(Mapping[str, Any], decoded.get("channel_values", {}))
-    outcome = values.get("outcome")
-    usage = values.get("usage")
+    summary = _summary(cast(Mapping[str, Any], decoded.get("channel_values", {})), metadata)
     return CheckpointRow(
         checkpoint_id=checkpoint_id,
         parent_id=parent_id,
         step=int(metadata.get("step", -1)),
         source=str(metadata.get("source", "")),
-        node=getattr(outcome, "node", None) if metadata.get("source") == "loop" else None,
-        iteration=int(values.get("iteration") or 0),
+        node=summary.get("node") if metadata.get("source") == "loop" else None,
+        iteration=int(summary.get("iteration") or 0),
         time=str(decoded.get("ts", "")) or _uuid_time(checkpoint_id),
-        plan_step=_plan_step(values.get("plan")),
-        tokens=int(getattr(usage, "total_tokens", 0) or 0),
+        plan_step=summary.get("plan_step"),
+        tokens=int(summary.get("tokens") or 0),
         has_interrupt=has_interrupt,
     )
 

@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph import build_agent_graph, sqlite_checkpointer
 from noema_graph.inspect import (
+    SUMMARY_KEY,
+    CheckpointRow,
     acheckpoint,
     ahistory,
     athreads,
@@ -24,9 +27,10 @@ from noema_graph.inspect import (
     fork,
     history,
     replay_from,
+    run_summary,
     threads,
 )
-from noema_graph.persistence import async_sqlite_checkpointer
+from noema_graph.persistence import async_sqlite_checkpointer, connect, serializer
 from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
@@ -250,3 +254,39 @@ def test_async_variants_match_the_sync_ones(tmp_path: Path, scripted: Any) -> No
     assert [(r.step, r.node, r.tokens) for r in from_memory] == [
         (r.step, r.node, r.tokens) for r in rows
     ]
+
+
+class SummarySaver(SqliteSaver):
+    """A SqliteSaver that writes run_summary into each checkpoint's metadata (as the core will)."""
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        summary = run_summary(checkpoint["channel_values"])
+        return super().put(config, checkpoint, {**metadata, SUMMARY_KEY: summary}, new_versions)
+
+
+def _facts(rows: list[CheckpointRow]) -> list[tuple[Any, ...]]:
+    return [(r.step, r.source, r.node, r.iteration, r.plan_step, r.tokens) for r in rows]
+
+
+def test_a_summary_in_metadata_is_read_without_decoding_blobs(
+    tmp_path: Path, scripted: Any
+) -> None:
+    with sqlite_checkpointer(tmp_path / "plain.sqlite") as plain:
+        _run(plain, scripted, "t1")
+        expected, (expected_thread,) = _facts(history(plain, "t1")), threads(plain)
+    conn = connect(tmp_path / "summary.sqlite")
+    saver = SummarySaver(conn, serde=serializer())
+    saver.setup()
+    _run(saver, scripted, "t1")
+    metadata = saver.get_tuple({"configurable": {"thread_id": "t1"}}).metadata  # type: ignore[union-attr]
+    assert metadata[SUMMARY_KEY]["status"] == "done"  # type: ignore[literal-required]
+    conn.execute("UPDATE checkpoints SET checkpoint = x'00'")  # no blob can be decoded now
+    assert _facts(history(saver, "t1")) == expected
+    (row,) = threads(saver)
+    assert (row.status, row.iterations, row.tokens, row.cost) == (
+        expected_thread.status,
+        expected_thread.iterations,
+        expected_thread.tokens,
+        expected_thread.cost,
+    )
+    conn.close()
