@@ -5,7 +5,8 @@ Usage: PYTHONPATH=. .venv/bin/python bench/bench_inspect.py [--iterations 200] [
 1. One agent thread of N tool iterations (scripted model, 200-byte tool result) on SqliteSaver;
    time ``history(saver, thread)`` (SQL over the checkpoints table, each small checkpoint blob
    decoded, no delta replay) against ``graph.get_state_history`` (full states).
-2. A 10-iteration thread copied under M thread ids with SQL (real rows, no M agent runs);
+2. The same with the run summary written into checkpoint metadata (no blob decoded).
+3. A 10-iteration thread copied under M thread ids with SQL (real rows, no M agent runs);
    time ``threads(path)`` (one query for the latest checkpoint per thread).
 Each figure is the median of 5 runs after one warm-up.
 """
@@ -24,9 +25,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+
 from noema_graph import AgentConfig, build_agent_graph, sqlite_checkpointer  # noqa: E402
-from noema_graph.inspect import history, threads  # noqa: E402
-from noema_graph.persistence import connect  # noqa: E402
+from noema_graph.inspect import SUMMARY_KEY, history, run_summary, threads  # noqa: E402
+from noema_graph.persistence import connect, serializer  # noqa: E402
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -70,6 +73,26 @@ def bench_history(db: Path, n: int) -> None:
     print(f"graph.get_state_history of the same thread ({full} states, 1 run): {slow:.0f} ms")
 
 
+class SummarySaver(SqliteSaver):
+    """Writes run_summary into each checkpoint's metadata, as the core is asked to."""
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        summary = run_summary(checkpoint["channel_values"])
+        return super().put(config, checkpoint, {**metadata, SUMMARY_KEY: summary}, new_versions)
+
+
+def bench_history_from_metadata(db: Path, n: int) -> None:
+    conn = connect(db)
+    saver = SummarySaver(conn, serde=serializer())
+    saver.setup()
+    _graph(saver, n).invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "m"}})
+    took = _ms(lambda: history(saver, "m"))
+    conn.close()
+    print(
+        f"history() of a {n}-iteration thread, summary in metadata (no blob decoded): {took:.1f} ms"
+    )
+
+
 def bench_threads(db: Path, count: int) -> None:
     with sqlite_checkpointer(db) as saver:
         _graph(saver, 10).invoke(
@@ -100,6 +123,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         bench_history(Path(tmp) / "long.sqlite", args.iterations)
+        bench_history_from_metadata(Path(tmp) / "summary.sqlite", args.iterations)
         bench_threads(Path(tmp) / "many.sqlite", args.threads)
 
 
