@@ -29,7 +29,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, Delt
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.runtime import DEFAULT_RUNTIME
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 
 Status = Literal["running", "paused", "done", "failed"]
 INTERRUPT = "__interrupt__"
-RUNTIME_KEY = "__pregel_runtime"  # langgraph._internal._constants.CONFIG_KEY_RUNTIME
 SUMMARY_KEY = "noema"
 """Checkpoint metadata key of :func:`run_summary` (written by the core at each step)."""
 RECIPE_KEY = "noema_cli_recipe"  # the CLI's run recipe in checkpoint metadata (cli_runs)
@@ -226,13 +224,8 @@ def fork(
         raise ConfigurationError("graph", "has no checkpointer", fix="compile it with one")
     if graph.checkpointer.get_tuple(at) is None:
         raise KeyError(f"no checkpoint {checkpoint_id!r} in thread {_thread(config)!r}")
-    # update_state runs the routers of ``as_node`` outside a run, where LangGraph sets no
-    # runtime; give them the default one (no context) so they fall back to default limits.
-    outside_run: RunnableConfig = {
-        **at,
-        "configurable": {**at.get("configurable", {}), RUNTIME_KEY: DEFAULT_RUNTIME},
-    }
-    return graph.update_state(outside_run, dict(update or {}), as_node=as_node)
+    # update_state runs the routers of ``as_node`` outside a run: they use the default context
+    return graph.update_state(at, dict(update or {}), as_node=as_node)
 
 
 def replay_from(

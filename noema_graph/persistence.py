@@ -100,12 +100,44 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
+def _with_summary(metadata: Any, checkpoint: Any) -> Any:
+    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads)."""
+    from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports this module
+
+    return {**metadata, SUMMARY_KEY: run_summary(checkpoint["channel_values"])}
+
+
+class NoemaSqliteSaver(SqliteSaver):
+    """A SqliteSaver that writes each checkpoint's run summary into its metadata.
+
+    ``noema_graph.inspect.threads`` / ``history`` then list a thread without decoding a
+    single checkpoint blob.
+    """
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        """Save ``checkpoint`` with its run summary in the metadata."""
+        return super().put(config, checkpoint, _with_summary(metadata, checkpoint), new_versions)
+
+
+class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
+    """The async :class:`NoemaSqliteSaver`."""
+
+    async def aput(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        """Save ``checkpoint`` with its run summary in the metadata."""
+        summary = _with_summary(metadata, checkpoint)
+        return await super().aput(config, checkpoint, summary, new_versions)
+
+
 @contextmanager
 def sqlite_checkpointer(path: str | Path) -> Generator[SqliteSaver]:
     """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation)."""
     conn = connect(path)
     try:
-        saver = SqliteSaver(conn, serde=serializer())
+        saver = NoemaSqliteSaver(conn, serde=serializer())
         saver.setup()
         yield saver
     finally:
@@ -120,7 +152,7 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSql
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         await conn.execute("PRAGMA synchronous=NORMAL")
-        saver = AsyncSqliteSaver(conn, serde=serializer())
+        saver = NoemaAsyncSqliteSaver(conn, serde=serializer())
         saver.noema_path = _sqlite_path(path)  # type: ignore[attr-defined]  # event log beside it
         await saver.setup()
         yield saver
