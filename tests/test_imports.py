@@ -72,17 +72,7 @@ def run_fresh(code: str) -> tuple[str, set[str]]:
 )
 def test_importing_loads_no_heavy_client(code: str) -> None:
     _, loaded = run_fresh(code)
-    # nodes/llm.py still imports openai for its error tuples; see the xfail test below
-    assert loaded - {"openai"} == set()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="nodes/llm.py imports openai for its error tuples; once it uses "
-    "noema_graph.models.errors this passes: then delete this marker",
-)
-def test_graphs_do_not_import_openai() -> None:
-    assert run_fresh("import noema_graph.graphs")[1] == set()
+    assert loaded == set()
 
 
 def test_import_noema_graph_alone_loads_only_the_package() -> None:
@@ -138,3 +128,16 @@ def test_lazy_export_is_the_same_object_as_its_module_attribute() -> None:
 
     assert noema_graph.build_agent_graph is build_agent_graph
     assert noema_graph.tools.MCPToolProvider is MCPToolProvider
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_type_checking_block_is_the_export_list(package: str) -> None:
+    from noema_graph._lazy import type_checking_imports
+
+    module = importlib.import_module(package)
+    served = type_checking_imports(package)
+    eager = {name for name in module.__all__ if name in vars(module) and name not in served}
+    assert set(served) == set(module.__all__) - eager, package
+    for name, (owner, attribute) in served.items():
+        assert owner.startswith("noema_graph"), (name, owner)
+        assert attribute == name or owner == package, (name, owner, attribute)
