@@ -9,23 +9,19 @@ from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
 from noema_graph.events import TurnStart
-from noema_graph.memory import recall_steps
 from noema_graph.nodes.common import (
-    ctx,
     emit,
     latest_request,
     memory_items,
     new_run,
+    recall,
     stopwatch,
-    thread_id,
 )
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import AskState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.state.reducers import append_steps
-
-RECALL_LIMIT = 5
 
 
 def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[RunInfo, str]:
@@ -66,15 +62,7 @@ def recall_memory(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> St
     """
     with stopwatch() as took:
         run, request = _start(state, runtime, deps)
-        recalled = yield from recall_steps(
-            runtime.store,
-            user_id=ctx(runtime).user_id,
-            agent=deps.config.name,
-            thread_id=thread_id(),
-            query=request,
-            limit=RECALL_LIMIT,
-            embedder=deps.embedder,
-        )
+        recalled = yield from recall(runtime, deps, request)
     return _update(run, runtime, recalled, took[0])
 
 
