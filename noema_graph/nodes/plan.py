@@ -10,14 +10,14 @@ from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
-from noema_graph.events import PlanCreated, TurnStart, WarningEvent
+from noema_graph.events import PlanCreated, WarningEvent
 from noema_graph.memory import MemoryRecall
 from noema_graph.nodes.common import (
     emit,
     latest_request,
     memory_items,
-    new_run,
     recall,
+    start_run,
     stopwatch,
     tools_text,
 )
@@ -101,10 +101,8 @@ def _update(
     seconds: float,
     memory: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    request = latest_request(state.get("messages", []))
-    run = new_run(runtime, model=deps.profile.model_name, request=request)
+    run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
-    emit(runtime, TurnStart(request=request, mode="agent"), emitted)
     plan, step, usage = _planned(request, outcome)
     if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
