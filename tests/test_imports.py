@@ -37,6 +37,7 @@ LAZY_PACKAGES = (
     "noema_graph.models",
     "noema_graph.noema",
     "noema_graph.observability",
+    "noema_graph.state",
     "noema_graph.tools",
 )
 
@@ -141,3 +142,11 @@ def test_type_checking_block_is_the_export_list(package: str) -> None:
     for name, (owner, attribute) in served.items():
         assert owner.startswith("noema_graph"), (name, owner)
         assert attribute == name or owner == package, (name, owner, attribute)
+
+
+def test_value_models_and_events_load_without_langgraph() -> None:
+    _, loaded = run_fresh(
+        "import noema_graph.state.models, noema_graph.events, sys\n"
+        "assert 'langgraph' not in sys.modules, 'state/__init__ imported the graph schemas'"
+    )
+    assert loaded == set()
