@@ -22,7 +22,11 @@ and the event log beside SQLite checkpoints; prebuilt: durability "async").
 The machine is shared and noisy, so both sides are measured in one process, interleaved
 (the order rotates every repetition), and the table reports the ratio of the medians.
 Graph building, checkpointer opening and ``setup()`` are outside the timed part; one
-untimed warm-up run of each side precedes every scenario.
+untimed warm-up run of each side precedes every scenario. Each run is timed by the wall
+clock (the figures and "ratio") and by the CPU time of the whole process, all threads
+(``time.process_time``; "CPU ratio"): on a loaded machine the wall ratio swings with the
+scheduler (each side hands work between threads differently), the CPU ratio much less,
+but it leaves out time spent waiting, such as SQLite's fsync.
 
 Scenarios:
     plain       no checkpointer, N = 10, 50, 200 (``invoke``)
@@ -61,7 +65,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -89,8 +93,26 @@ warnings.filterwarnings("ignore", category=LangGraphDeprecatedSinceV10)
 THREADS = 16
 SCENARIOS = ("plain", "compaction", "threads", "sqlite", "async")
 INPUT = {"messages": [("user", "Fetch the records.")]}
-Run = Callable[[int], float]
-"""Set up one agent run of N iterations, time it, check it; return its wall seconds."""
+
+
+class Sample(NamedTuple):
+    """Seconds one timed call took: wall clock, and CPU time of the whole process."""
+
+    wall: float
+    cpu: float
+
+
+Run = Callable[[int], Sample]
+"""Set up one agent run of N iterations, time it, check it; return its seconds."""
+
+
+@contextmanager
+def _clock(into: list[Sample]) -> Iterator[None]:
+    """Append the wall and process CPU seconds of the block to ``into`` (after a GC)."""
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    yield
+    into.append(Sample(time.perf_counter() - wall, time.process_time() - cpu))
 
 
 def _config(n: int) -> AgentConfig:
@@ -145,59 +167,54 @@ def _check(result: dict[str, Any], model: ZeroLatencyChatModel, n: int) -> None:
         )
 
 
-def _timed(graph: Any, model: ZeroLatencyChatModel, n: int) -> float:
-    config = _run_config(graph, n)
-    gc.collect()
-    start = time.perf_counter()
-    result = graph.invoke(INPUT, config)
-    seconds = time.perf_counter() - start
+def _timed(graph: Any, model: ZeroLatencyChatModel, n: int) -> Sample:
+    config, took = _run_config(graph, n), []
+    with _clock(took):
+        result = graph.invoke(INPUT, config)
     _check(result, model, n)
-    return seconds
+    return took[0]
 
 
-async def _atimed(graph: Any, model: ZeroLatencyChatModel, n: int) -> float:
-    config = _run_config(graph, n)
-    gc.collect()
-    start = time.perf_counter()
-    result = await graph.ainvoke(INPUT, config)
-    seconds = time.perf_counter() - start
+async def _atimed(graph: Any, model: ZeroLatencyChatModel, n: int) -> Sample:
+    config, took = _run_config(graph, n), []
+    with _clock(took):
+        result = await graph.ainvoke(INPUT, config)
     _check(result, model, n)
-    return seconds
+    return took[0]
 
 
 # -- runs without a checkpointer ---------------------------------------------------------
 
 
-def noema_plain(n: int) -> float:
+def noema_plain(n: int) -> Sample:
     return _timed(*_noema(n), n)
 
 
-def noema_plain_default_window(n: int) -> float:
+def noema_plain_default_window(n: int) -> Sample:
     return _timed(*_noema(n, context_window=None), n)
 
 
-def prebuilt_plain(n: int) -> float:
+def prebuilt_plain(n: int) -> Sample:
     return _timed(*_prebuilt(n), n)
 
 
-def _concurrently(built: list[tuple[Any, ZeroLatencyChatModel]], n: int) -> float:
+def _concurrently(built: list[tuple[Any, ZeroLatencyChatModel]], n: int) -> Sample:
     def one(pair: tuple[Any, ZeroLatencyChatModel]) -> None:
         graph, model = pair
         _check(graph.invoke(INPUT, _run_config(graph, n)), model, n)
 
-    with ThreadPoolExecutor(max_workers=len(built)) as pool:
-        gc.collect()
-        start = time.perf_counter()
+    took: list[Sample] = []
+    with ThreadPoolExecutor(max_workers=len(built)) as pool, _clock(took):
         for future in [pool.submit(one, pair) for pair in built]:
             future.result()
-        return time.perf_counter() - start
+    return took[0]
 
 
-def noema_threads(n: int) -> float:
+def noema_threads(n: int) -> Sample:
     return _concurrently([_noema(n) for _ in range(THREADS)], n)
 
 
-def prebuilt_threads(n: int) -> float:
+def prebuilt_threads(n: int) -> Sample:
     return _concurrently([_prebuilt(n) for _ in range(THREADS)], n)
 
 
@@ -218,17 +235,17 @@ def quiet_observer() -> Observer | None:
         return None
 
 
-def noema_sqlite(n: int) -> float:
+def noema_sqlite(n: int) -> Sample:
     with _db() as path, sqlite_checkpointer(path) as saver:
         return _timed(*_noema(n, saver), n)
 
 
-def noema_sqlite_no_event_log(n: int) -> float:
+def noema_sqlite_no_event_log(n: int) -> Sample:
     with _db() as path, sqlite_checkpointer(path) as saver:
         return _timed(*_noema(n, saver, quiet_observer()), n)
 
 
-def _prebuilt_on(conn: sqlite3.Connection, n: int) -> float:
+def _prebuilt_on(conn: sqlite3.Connection, n: int) -> Sample:
     try:
         saver = SqliteSaver(conn)
         saver.setup()
@@ -237,18 +254,18 @@ def _prebuilt_on(conn: sqlite3.Connection, n: int) -> float:
         conn.close()
 
 
-def prebuilt_sqlite_stock(n: int) -> float:
+def prebuilt_sqlite_stock(n: int) -> Sample:
     with _db() as path:
         return _prebuilt_on(sqlite3.connect(path, check_same_thread=False), n)
 
 
-def prebuilt_sqlite_tuned(n: int) -> float:
+def prebuilt_sqlite_tuned(n: int) -> Sample:
     with _db() as path:
         return _prebuilt_on(persistence.connect(path), n)
 
 
-def noema_async_sqlite(n: int) -> float:
-    async def go(path: Path) -> float:
+def noema_async_sqlite(n: int) -> Sample:
+    async def go(path: Path) -> Sample:
         async with async_sqlite_checkpointer(path) as saver:
             return await _atimed(*_noema(n, saver), n)
 
@@ -256,8 +273,8 @@ def noema_async_sqlite(n: int) -> float:
         return asyncio.run(go(path))
 
 
-def prebuilt_async_sqlite(n: int) -> float:
-    async def go(path: Path) -> float:
+def prebuilt_async_sqlite(n: int) -> Sample:
+    async def go(path: Path) -> Sample:
         conn = await aiosqlite.connect(path)
         try:
             saver = AsyncSqliteSaver(conn)
@@ -298,10 +315,16 @@ class Row:
     prebuilt: str
     noema_ms: list[float]
     prebuilt_ms: list[float]
+    noema_cpu_ms: list[float]
+    prebuilt_cpu_ms: list[float]
 
     @property
     def ratio(self) -> float:
         return statistics.median(self.noema_ms) / statistics.median(self.prebuilt_ms)
+
+    @property
+    def cpu_ratio(self) -> float:
+        return statistics.median(self.noema_cpu_ms) / statistics.median(self.prebuilt_cpu_ms)
 
     def line(self) -> str:
         def cell(samples: list[float]) -> str:
@@ -310,13 +333,13 @@ class Row:
 
         return (
             f"| {self.label} | {self.n} | {cell(self.noema_ms)} | {cell(self.prebuilt_ms)} "
-            f"| **{self.ratio:.2f}x** | {self.target} |"
+            f"| **{self.ratio:.2f}x** | {self.cpu_ratio:.2f}x | {self.target} |"
         )
 
 
 HEADER = (
     "| scenario | N | noema ms/iter, median (min-max) | prebuilt ms/iter, median (min-max) "
-    "| ratio | target |\n| --- | ---: | ---: | ---: | ---: | --- |"
+    "| ratio | CPU ratio | target |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |"
 )
 INFO = "-"
 PLAIN_ROW = ("no checkpointer", "noema", "prebuilt", "<= 1.2x")
@@ -375,14 +398,27 @@ def measure(group: Group, repetitions: int) -> list[Row]:
     names = list(group.runs)
     for name in names:
         group.runs[name](min(group.n, 10))
-    samples: dict[str, list[float]] = {name: [] for name in names}
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for repetition in range(repetitions):
         shift = repetition % len(names)
         for name in names[shift:] + names[:shift]:
-            seconds = group.runs[name](group.n)
-            samples[name].append(1000 * seconds / (group.n * group.batch))
+            sample = group.runs[name](group.n)
+            wall[name].append(1000 * sample.wall / (group.n * group.batch))
+            cpu[name].append(1000 * sample.cpu / (group.n * group.batch))
     return [
-        Row(group.scenario, label, group.n, target, ours, theirs, samples[ours], samples[theirs])
+        Row(
+            group.scenario,
+            label,
+            group.n,
+            target,
+            ours,
+            theirs,
+            wall[ours],
+            wall[theirs],
+            cpu[ours],
+            cpu[theirs],
+        )
         for label, ours, theirs, target in group.rows
     ]
 
@@ -468,7 +504,7 @@ def main() -> None:
     if args.out:
         data = {
             "environment": env,
-            "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
+            "rows": [{**asdict(r), "ratio": r.ratio, "cpu_ratio": r.cpu_ratio} for r in rows],
         }
         args.out.write_text(json.dumps(data, indent=2) + "\n")
         print(f"wrote {args.out}")

@@ -376,6 +376,18 @@ app.command("stats")(observability_cli.stats)
 app.command("events")(observability_cli.events)
 
 
+@app.command(
+    "eval",
+    add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def eval_(ctx: typer.Context) -> None:
+    """Run an agent over a dataset and score it: eval DATASET --agent NAME (see eval --help)."""
+    from noema_graph.evals.cli import eval_app
+
+    eval_app(ctx.args, prog_name="noema-graph eval")
+
+
 @app.callback()
 def _logging(
     log_json: Annotated[

@@ -140,6 +140,12 @@ class AgentConfig(BaseModel):
         description="After this many successful tool results in a run, execute_step offers "
         "no tools, so the next turn answers from them; None: never.",
     )
+    check_claims: bool = Field(
+        default=False,
+        description="Check the answer and thoughts for claimed effects (created, flagged, "
+        "sent...) no successful tool call backs; each adds a hallucinated_action entry to "
+        "the output's reasoning and lowers its confidence.",
+    )
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; any invalid field raises :class:`ConfigurationError` naming it."""

@@ -182,6 +182,7 @@ def paused_output(
     return output.model_copy(
         update={
             "success": False,
+            "error": None,  # not finished: nothing is wrong with it yet
             "outcome": "confirm" if "confirm" in kinds else "clarify",
             "interrupts": [
                 {"id": p.interrupt_id, **p.request.model_dump(mode="json")} for p in open_requests

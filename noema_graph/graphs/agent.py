@@ -84,17 +84,11 @@ def build_agent_graph(
     """
     config = config or AgentConfig()
     static, providers = resolve_tools(config, tools)
-    deps = make_deps(
-        config,
-        model=resolve_model(model, config.model, "model"),
-        planning_model=(
-            resolve_model(planning_model, config.planning_model, "planning_model")
-            if planning_model is not None or config.planning_model is not None
-            else None
-        ),
-        tools=static,
-        providers=providers,
-    )
+    planner = planning_model
+    if planner is None and config.planning_model is not None:
+        planner = resolve_model(None, config.planning_model, "planning_model")
+    main = resolve_model(model, config.model, "model")
+    deps = make_deps(config, model=main, planning_model=planner, tools=static, providers=providers)
     builder = StateGraph(AgentState, context_schema=RunContext)
     callbacks = add_nodes(builder, SPECS, deps, observer=observer, checkpointer=checkpointer)
     builder.add_edge(START, "plan")

@@ -182,9 +182,24 @@ def _finish(
         "usage": usage,
         "elapsed_s": seconds,
     }
+    penalty = 0.0
+    if deps.config.check_claims:
+        claims, penalty = _claims(result, [*(state.get("trace") or []), step])
+        update["trace"] = [step, *claims]
     final = apply_update(AgentState, state, update)
     output = build_output(final, deps.config, result=result, validated=validated, reason=reason)
+    if penalty:
+        confidence = round(max(output.reasoning.confidence - penalty, 0.0), 3)
+        reasoning = output.reasoning.model_copy(update={"confidence": confidence})
+        output = output.model_copy(update={"reasoning": reasoning})
     return {**update, "output": output.model_dump(mode="json")}
+
+
+def _claims(result: Any, trace: list[ReasoningStep]) -> tuple[list[ReasoningStep], float]:
+    """Return the unbacked claims of ``result`` and the thoughts as trace steps, and a penalty."""
+    from noema_graph.evals.runtime import claims_check  # the detector loads only when asked
+
+    return claims_check({"result": result}, trace)
 
 
 def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:

@@ -9,7 +9,8 @@ Confidence formula (documented in the README), from the trace alone::
       - 0.05 * min(hallucinated_actions, 4)        # calls to tools that do not exist
       - 0.1 if the plan fell back to "answer directly"
       - 0.2 if the result did not validate against output_schema
-    c = c * 0.5 if a limit ended the run
+    c = c * 0.5 if the run did not succeed (a limit or error ended it, or the result is
+                empty, unvalidated, or not backed by a successful tool result)
     clamped to [0, 1]
 """
 
@@ -38,6 +39,14 @@ from noema_graph.state.output import (
     ToolCallRecord,
     TraceStep,
 )
+
+UNEARNED_MESSAGES: dict[str, str] = {
+    "empty_result": "The run finished without a result.",
+    "unvalidated": "The result does not match the agent's output schema.",
+    "tools_failed": "Every tool call failed: the result is not backed by any tool result.",
+    "ungrounded": "The result needs more successful tool results than the run has.",
+}
+"""Why a run that finished did not succeed (``error.code``, ``outcome: partial``)."""
 
 STOP_MESSAGES: dict[str, str] = {
     "max_iterations": "The iteration limit was reached before the task was finished.",
@@ -87,7 +96,7 @@ def confidence(
     """Return a 0..1 confidence computed from the trace (formula in the module docstring)."""
     tool_steps = [s for s in trace if s.kind == "tool"]
     failed = sum(1 for s in tool_steps if s.status == "error")
-    hallucinated = sum(1 for s in trace if s.kind == "hallucinated_action")
+    hallucinated = sum(1 for s in trace if s.kind == "hallucinated_action" and s.action)
     score = 1.0 - 0.3 * min(iterations / max(max_iterations, 1), 1.0)
     if tool_steps:
         score -= 0.3 * failed / len(tool_steps)
@@ -120,6 +129,27 @@ def partial_result(plan: TaskPlan | None) -> str:
     return "\n".join(f"{desc}: {result}" for desc, result in done)
 
 
+def unearned(
+    result: Any, validated: bool | None, trace: Sequence[ReasoningStep], config: AgentConfig
+) -> str | None:
+    """Return why a finished run's result does not count as success, or None when it does.
+
+    A result must be non-empty; with an ``output_schema`` it must also validate and be
+    grounded: at least one tool call succeeded if any was made, and as many successful
+    results as ``answer_after_tool_results`` asks for.
+    """
+    if result is None or result in ("", {}, []):
+        return "empty_result"
+    if config.output_schema is None:
+        return None
+    if validated is False:
+        return "unvalidated"
+    tools = [s for s in trace if s.kind in ("tool", "hallucinated_action") and s.action]
+    if tools and not any(s.kind == "tool" and s.status == "ok" for s in tools):
+        return "tools_failed"
+    return None if grounded(trace, config) else "ungrounded"
+
+
 def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     if reason == "llm_error":
         return {"llm_error": state.get("llm_error")}
@@ -145,7 +175,12 @@ def tool_calls(trace: Sequence[ReasoningStep]) -> list[ToolCallRecord]:
 
 
 def _reasoning(
-    state: Mapping[str, Any], config: AgentConfig, validated: bool | None, reason: StopReason | None
+    state: Mapping[str, Any],
+    config: AgentConfig,
+    validated: bool | None,
+    reason: StopReason | None,
+    *,
+    earned: bool,
 ) -> AgentReasoning:
     trace: Sequence[ReasoningStep] = state.get("trace") or []
     iterations = int(state.get("iteration") or 0)
@@ -157,7 +192,7 @@ def _reasoning(
             iterations=iterations,
             max_iterations=config.max_iterations,
             replans=int(state.get("replans") or 0),
-            stopped=reason is not None,
+            stopped=not earned,
             validated=validated,
         ),
     )
@@ -193,7 +228,11 @@ def build_output(
     validated: bool | None,
     reason: StopReason | None,
 ) -> AgentOutput:
-    """Build the AgentOutput of a finished run from its final state."""
+    """Build the AgentOutput of a finished run from its final state.
+
+    ``success`` is earned: no limit or error stopped the run and :func:`unearned` finds
+    nothing wrong with the result; otherwise ``error`` says why and ``outcome`` follows.
+    """
     error = None
     if reason is not None:
         error = AgentError(
@@ -202,12 +241,15 @@ def build_output(
             details=_details(state, reason),
             recoverable=reason not in ("llm_error", "hook_error"),
         )
+    elif (code := unearned(result, validated, state.get("trace") or [], config)) is not None:
+        error = AgentError(code=code, message=UNEARNED_MESSAGES[code], recoverable=True)
+    code = error.code if error is not None else None
     return AgentOutput(
-        success=reason is None,
+        success=error is None,
         result=result,
         validated=validated,
         error=error,
-        outcome=run_outcome(success=reason is None, validated=validated, code=reason).value,
-        reasoning=_reasoning(state, config, validated, reason),
+        outcome=run_outcome(success=error is None, validated=validated, code=code).value,
+        reasoning=_reasoning(state, config, validated, reason, earned=error is None),
         metadata=_metadata(state, config, reason),
     )

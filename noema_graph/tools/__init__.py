@@ -5,6 +5,8 @@ Public API:
 * :class:`ToolRegistry`, :class:`ToolSpec`, :class:`ToolContext`, :class:`ToolResult`,
   :class:`ToolFailure`, :class:`TransientToolFailure`, :class:`RetryPolicy`;
 * :func:`toolkits_for` builds the toolkits an :class:`~noema_graph.config.AgentConfig` enables;
+  ``bash`` and ``python_executor`` run in a bubblewrap sandbox limited by a
+  :class:`SandboxPolicy`; :func:`sandbox_problem` says why it cannot start here, if it cannot;
 * :func:`mcp_tools` and :class:`MCPToolProvider` load MCP servers' tools over one persistent
   session per server;
 * :func:`check_arguments` validates (and losslessly coerces) a call's arguments against any
@@ -20,6 +22,7 @@ from noema_graph._lazy import lazy_exports
 if TYPE_CHECKING:
     from noema_graph.tools.arguments import check_arguments
     from noema_graph.tools.concurrency import concurrency_safe, execution_groups
+    from noema_graph.tools.jail import SandboxPolicy, sandbox_problem
     from noema_graph.tools.mcp_provider import MCPToolProvider, mcp_tools
     from noema_graph.tools.registry import ToolRegistry
     from noema_graph.tools.results import (
@@ -40,6 +43,7 @@ __all__ = [
     "Idempotency",
     "MCPToolProvider",
     "RetryPolicy",
+    "SandboxPolicy",
     "SearchHit",
     "SearchProvider",
     "SqliteSearchProvider",
@@ -58,6 +62,7 @@ __all__ = [
     "execution_groups",
     "mcp_tools",
     "render_observation",
+    "sandbox_problem",
     "toolkits_for",
 ]
 

@@ -1,19 +1,20 @@
-"""The ``bash`` toolkit: one shell command per call, confined to the working directory.
+"""The ``bash`` toolkit: one shell command per call, in a sandbox rooted at the working directory.
 
-Needs ``shell:execute``. The command runs in its own session with ``cwd`` and ``HOME`` set to
-the working directory and a minimal environment (no API keys leak); on timeout the whole
-process group is killed. This confines the *start*, not the reach: a granted shell can still
-touch anything the user can. See SECURITY.md.
+Needs ``shell:execute``. The command runs under bubblewrap (see :mod:`noema_graph.tools.jail`):
+only the working directory is writable, ``/proc`` shows the sandbox's own processes, the
+network is off unless the toolkit allows it *and* the run grants ``net:outbound``, the
+environment is an allow-list (no API keys), and memory, CPU time, processes, file size and
+output are capped. Every process the command started is killed when the call ends.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 
 from pydantic import BaseModel, Field
 
-from noema_graph.tools._process import outcome_data, run_confined
+from noema_graph.tools._process import outcome_data
+from noema_graph.tools.jail import SandboxPolicy, run_sandboxed, sandbox_available
 from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.spec import ToolContext, ToolSpec
 
@@ -29,31 +30,39 @@ class BashArgs(BaseModel):
     )
 
 
-def minimal_env(home: str) -> dict[str, str]:
-    """Return the environment children get: PATH, a UTF-8 locale and ``HOME``."""
-    return {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "LANG": "C.UTF-8",
-        "HOME": home,
-    }
+def bash_tools(
+    *,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    policy: SandboxPolicy | None = None,
+    allow_network: bool = False,
+    allow_unsandboxed: bool = False,
+) -> list[ToolSpec]:
+    """Return the ``bash`` toolkit's spec.
 
-
-def bash_tools(*, max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES) -> list[ToolSpec]:
-    """Return the ``bash`` toolkit's spec, keeping at most ``max_output_bytes`` of output."""
+    Args:
+        max_output_bytes: Output kept; the rest is read and dropped.
+        policy: Sandbox limits (default: :class:`SandboxPolicy`'s).
+        allow_network: Give the sandbox the host's network; the run must also grant
+            ``net:outbound``.
+        allow_unsandboxed: Run commands without the sandbox (resource limits only) where
+            bubblewrap cannot start; otherwise such calls answer ``sandbox_unavailable``.
+    """
     shell = shutil.which("bash") or "/bin/sh"
+    limits = policy or SandboxPolicy()
 
     def bash(command: str, timeout_s: float | None, context: ToolContext) -> dict[str, object]:
         """Run ``command`` in the working directory."""
         if not command.strip():
             raise ToolFailure("field 'command' is empty", type_="invalid_input")
         limit = min(timeout_s or context.timeout_s, context.timeout_s)
-        root = context.working_directory.resolve()
-        outcome = run_confined(
+        outcome = run_sandboxed(
             [shell, "-c", command],
-            cwd=root,
+            root=context.working_directory.resolve(),
             timeout_s=limit,
             max_output_bytes=max_output_bytes,
-            env=minimal_env(str(root)),
+            policy=limits,
+            network=allow_network and "net:outbound" in context.permissions,
+            sandboxed=not allow_unsandboxed or sandbox_available(),
         )
         return outcome_data(outcome, what="command", limit=limit)
 

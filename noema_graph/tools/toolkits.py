@@ -31,17 +31,24 @@ def default_search_provider(config: AgentConfig) -> SqliteSearchProvider:
 
 
 def builtin_registry(
-    config: AgentConfig, *, search_provider: SearchProvider | None = None
+    config: AgentConfig,
+    *,
+    search_provider: SearchProvider | None = None,
+    allow_unsandboxed: bool = False,
 ) -> ToolRegistry:
-    """Return a registry holding the toolkits ``config.enabled_toolkits`` names."""
+    """Return a registry holding the toolkits ``config.enabled_toolkits`` names.
+
+    ``bash`` and ``python_executor`` run in a bubblewrap sandbox; where it cannot start they
+    answer ``sandbox_unavailable`` (naming the fix) unless ``allow_unsandboxed=True``.
+    """
     registry = ToolRegistry()
     for toolkit in config.enabled_toolkits:
         if toolkit == "file_edit":
             registry.register_many(file_edit_tools())
         elif toolkit == "bash":
-            registry.register_many(bash_tools())
+            registry.register_many(bash_tools(allow_unsandboxed=allow_unsandboxed))
         elif toolkit == "python_executor":
-            registry.register_many(python_executor_tools())
+            registry.register_many(python_executor_tools(allow_unsandboxed=allow_unsandboxed))
         else:
             registry.register_many(search_tools(search_provider or default_search_provider(config)))
     return registry
@@ -52,15 +59,19 @@ def toolkits_for(
     *,
     search_provider: SearchProvider | None = None,
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
+    allow_unsandboxed: bool = False,
 ) -> list[BaseTool]:
     """Return the enabled built-in tools as LangChain tools bound to ``config``'s limits.
 
     File, shell and code tools are confined to ``config.working_directory``, or to
     ``Path.cwd()`` at this call when it is None (never a silent temporary directory).
     Permissions and the per-call timeout come from ``config.permissions`` and
-    ``config.tool_timeout_s``.
+    ``config.tool_timeout_s``. ``bash`` and ``python_executor`` refuse to run outside their
+    sandbox (error ``sandbox_unavailable``) unless ``allow_unsandboxed=True``.
     """
-    registry = builtin_registry(config, search_provider=search_provider)
+    registry = builtin_registry(
+        config, search_provider=search_provider, allow_unsandboxed=allow_unsandboxed
+    )
     return registry.as_langchain_tools(
         permissions=config.permissions,
         working_directory=working_directory_for(config),

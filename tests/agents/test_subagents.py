@@ -82,7 +82,10 @@ def test_consulting_past_the_depth_limit_is_refused(
     step = _consult_tool_step(state, "consult_diagnostic")
     assert step["observation"].startswith("Refused: consulting 'diagnostic'")
     assert "limit 2" in step["observation"]
-    assert state["output"]["success"] and state["output"]["validated"]
+    # the answer validates, but its only tool call was refused: nothing backs it
+    assert state["output"]["validated"] and not state["output"]["success"]
+    assert state["output"]["error"]["code"] == "tools_failed"
+    assert state["output"]["outcome"] == "partial"
     assert state["output"]["metadata"]["token_usage"]["total_tokens"] == 4 * 15
 
 

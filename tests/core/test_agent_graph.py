@@ -261,3 +261,23 @@ def test_every_tool_in_the_helpers_is_bound(scripted: Any) -> None:
     model = scripted(plan_reply("x"), text("y"))
     build_agent_graph(cfg(), model=model, tools=TOOLS).invoke({"messages": [("user", "q")]})
     assert model.bound_tool_names[-1] == [t.name for t in TOOLS]
+
+
+def test_check_claims_flags_an_effect_no_tool_call_backs(scripted: Any) -> None:
+    def replies() -> list[Any]:
+        return [
+            plan_reply("Add"),
+            tools_reply(call("add", {"a": 1, "b": 2}, "c1")),
+            text("The sum is 3. I also deleted the file notes.txt."),
+        ]
+
+    plain = run(scripted(*replies()), cfg(reflection_interval=10))["output"]
+    checked = run(scripted(*replies()), cfg(reflection_interval=10, check_claims=True))
+    out = checked["output"]
+    flagged = [s for s in out["reasoning"]["steps"] if s["kind"] == "hallucinated_action"]
+    assert len(flagged) == 1 and "notes.txt" in flagged[0]["thought"]
+    assert out["reasoning"]["confidence"] < plain["reasoning"]["confidence"]
+    assert [s.kind for s in checked["trace"]][-2:] == ["final", "hallucinated_action"]
+    assert not any(s["kind"] == "hallucinated_action" for s in plain["reasoning"]["steps"])
+    calls = [(c["tool"], c["args"]) for c in out["metadata"]["tool_calls"]]
+    assert calls == [("add", {"a": 1, "b": 2})]  # a flagged claim is not a tool call

@@ -46,7 +46,8 @@ def test_output_schema_invalid_returns_raw_content(scripted: Any) -> None:
         structured("Pick", card_id="c1", expected_recall=9),
     )
     out = _run(model, cfg(output_schema=Pick))["output"]
-    assert out["success"] and out["validated"] is False
+    assert not out["success"] and out["validated"] is False
+    assert out["error"]["code"] == "unvalidated" and out["outcome"] == "partial"
     assert out["result"] == "card c1"  # the raw content, never a crash
     assert out["reasoning"]["confidence"] <= 0.8
 
@@ -114,3 +115,39 @@ def test_prompts_render_and_fail_on_missing_variables() -> None:
         assert all(f"<{v}>" in rendered for v in template.variables)
     with pytest.raises(ConfigurationError, match="missing variables"):
         PromptTemplate("t", "1", "hello ${name}").render()
+
+
+def _tool(status: str) -> ReasoningStep:
+    return ReasoningStep(kind="tool", status=status, action=ToolAction(tool="add", input={}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("result", "validated", "trace", "overrides", "expected"),
+    [
+        ({"card_id": "a"}, True, [_tool("ok")], {}, None),
+        ("", None, [], {"output_schema": None}, "empty_result"),
+        (None, None, [], {"output_schema": None}, "empty_result"),
+        ("an answer", None, [_tool("error")], {"output_schema": None}, None),
+        ({"card_id": "a"}, False, [_tool("ok")], {}, "unvalidated"),
+        ({"card_id": "a"}, True, [_tool("error"), _tool("error")], {}, "tools_failed"),
+        ({"card_id": "a"}, True, [], {}, None),  # answered without needing a tool
+        ({"card_id": "a"}, True, [_tool("ok")], {"answer_after_tool_results": 2}, "ungrounded"),
+    ],
+)
+def test_success_is_earned(
+    result: Any,
+    validated: bool | None,
+    trace: list[ReasoningStep],
+    overrides: dict[str, Any],
+    expected: str | None,
+) -> None:
+    from noema_graph.nodes.output import build_output, unearned
+
+    config = cfg(**{"output_schema": Pick, **overrides})
+    assert unearned(result, validated, trace, config) == expected
+    out = build_output({"trace": trace}, config, result=result, validated=validated, reason=None)
+    assert out.success is (expected is None)
+    assert (out.error.code if out.error else None) == expected
+    if expected is not None:
+        assert out.outcome == "partial" and out.metadata.stop_reason is None
+        assert out.reasoning.confidence <= 0.5  # confidence follows

@@ -9,6 +9,8 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+PRINTED = {"03_evaluation.ipynb": ("final_score", "worst:")}
+"""What each notebook prints when it ran through; the default is the first notebook's."""
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -27,4 +29,5 @@ def test_notebook_executes(path: Path) -> None:
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs)
-    assert "turn_end" in text and "success:" in text
+    for marker in PRINTED.get(path.name, ("turn_end", "success:")):
+        assert marker in text, (path.name, marker)

@@ -1,0 +1,207 @@
+"""Build the Noema task set: requests over the demo store with gold outputs read from it.
+
+Every gold value is computed from the store ``write_demo_data`` writes (seed 7): the first
+due card of a learner, their calibration figures, retention and lapses, the deliberately bad
+cards, category and deck ids. Values that depend on the clock are never gold (the due order
+is fixed by the due dates; retrievability is not). Rebuild the shipped file with::
+
+    python -m noema_graph.evals.noema_tasks noema_graph/evals/datasets/noema_tasks.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from noema_graph.agents.views import calibration_view
+from noema_graph.evals import NOEMA_TASKS
+from noema_graph.noema import LearningStore, write_demo_data
+
+LEARNERS = {"ada": 1, "ben": 2, "cleo": 3}
+TOLERANCE = 0.01
+"""Absolute tolerance of the numeric gold values (figures are shown rounded to 3 places)."""
+
+
+def _item(
+    agent: str, n: int, text: str, output: Any, trajectory: list[dict[str, Any]], user: str = "ada"
+) -> dict[str, Any]:
+    return {
+        "id": f"{agent}-{n}",
+        "input": text,
+        "expected_output": output,
+        "expected_trajectory": trajectory,
+        "tags": [f"agent:{agent}", f"user:{user}"],
+    }
+
+
+def _learning(store: LearningStore) -> Iterator[dict[str, Any]]:
+    asks = ["What should I study next?", "Which card is due next for me?"]
+    for n, (name, uid) in enumerate([*LEARNERS.items(), ("ben", 2)], 1):
+        first = store.call("list_due_cards", user_id=uid, limit=5).cards[0].card.id
+        call = {"tool": "list_due_cards", "input": {"user_id": uid}}
+        yield _item("learning", n, asks[n // 4], {"card_id": first}, [call], name)
+
+
+def _calibration(store: LearningStore) -> Iterator[dict[str, Any]]:
+    asks = ["Is my confidence well calibrated?", "Am I over-confident when I answer?"]
+    for n, (name, uid) in enumerate([*LEARNERS.items(), ("cleo", 3)], 1):
+        view = calibration_view(store.call("compute_calibration", user_id=uid))
+        gold = {k: view[k] for k in ("brier", "ece", "bias")}
+        call = {"tool": "compute_calibration", "input": {"user_id": uid}}
+        yield _item("calibration", n, asks[n // 4], gold, [call], name)
+
+
+def _diagnostic(store: LearningStore) -> Iterator[dict[str, Any]]:
+    asks = ["How am I doing?", "Where do I struggle most?"]
+    for n, (name, uid) in enumerate([*LEARNERS.items(), ("ada", 1)], 1):
+        stats = store.call("learning_stats", user_id=uid)
+        gold = {"lapses": stats.lapses, "retention": round(stats.retention or 0.0, 3)}
+        calls = [
+            {"tool": "learning_stats", "input": {"user_id": uid}},
+            {"tool": "get_review_history", "input": {"user_id": uid}},
+        ]
+        yield _item("diagnostic", n, asks[n // 4], gold, calls, name)
+
+
+def _strategy() -> Iterator[dict[str, Any]]:
+    asks = [
+        "Adjust my study plan.",
+        "Adjust my study plan.",
+        "Adjust my study plan.",
+        "Plan my week.",
+    ]
+    for n, name in enumerate(["ada", "ben", "cleo", "ben"], 1):
+        gold = {"new_cards_per_day": {"$gte": 0, "$lte": 20}}
+        call = {"tool": "consult_diagnostic", "input": {}}
+        yield _item("strategy", n, asks[n - 1], gold, [call], name)
+
+
+def _content(store: LearningStore) -> Iterator[dict[str, Any]]:
+    decks = {d["name"]: d["id"] for d in _rows(store, "SELECT id, name FROM decks")}
+    topics = [
+        ("Chemical Elements", "two cards about noble gases", 2),
+        ("World Capitals", "two cards about capitals of Central Asia", 2),
+        ("Spanish Vocabulary", "three cards with Spanish words for colours", 3),
+        ("Cell Biology", "one card about ribosomes", 1),
+    ]
+    for n, (deck, topic, count) in enumerate(topics, 1):
+        deck_id = decks[deck]
+        gold = {"deck_id": deck_id, "card_ids": {"$len": count}}
+        calls = [
+            {"tool": "search_cards", "input": {}},
+            {"tool": "create_cards", "input": {"deck_id": deck_id}},
+        ]
+        yield _item("content_generation", n, f"Add {topic} to deck {deck_id}.", gold, calls)
+
+
+def _tutor(store: LearningStore) -> Iterator[dict[str, Any]]:
+    for n, card_id in enumerate((5, 100, 150, 190), 1):
+        card = store.call("get_card", card_id=card_id)
+        gold = {"question": {"$not_icontains": card.back}}
+        text = f"Help me recall card {card_id} without telling me the answer."
+        call = {"tool": "get_card", "input": {"card_id": card_id}}
+        yield _item("socratic_tutor", n, text, gold, [call], ["ada", "ben", "cleo", "ada"][n - 1])
+
+
+_DOCUMENTS = (
+    ("Tides", "The Moon's gravity pulls the oceans and raises two tidal bulges."),
+    ("Photosynthesis", "Plants turn light, water and carbon dioxide into sugar and oxygen."),
+    ("Volcanoes", "Magma rises through the crust and erupts as lava, ash and gas."),
+    ("Plate tectonics", "The lithosphere is split into plates that drift on the mantle."),
+)
+
+
+def _ingestion(store: LearningStore) -> Iterator[dict[str, Any]]:
+    (row,) = _rows(store, "SELECT COALESCE(MAX(id), 0) + 1 AS next FROM sources")
+    for n, (title, text) in enumerate(_DOCUMENTS, 1):
+        gold = {"source_id": row["next"], "chunk_count": 1}
+        calls = [
+            {"tool": "ingest_text", "input": {"title": title}},
+            {"tool": "get_chunks", "input": {"source_id": row["next"]}},
+        ]
+        yield _item("ingestion", n, f"Ingest this note titled '{title}': {text}", gold, calls)
+
+
+_LINKS = (
+    ("Halogens", "Alkali metals", "contrasts_with"),
+    ("Capital cities", "Europe", "related_to"),
+    ("Spanish verbs", "Spanish nouns", "related_to"),
+    ("Atomic number", "Chemical symbol", "related_to"),
+)
+
+
+def _graph(store: LearningStore) -> Iterator[dict[str, Any]]:
+    existing = {(lk.source, lk.target) for lk in store.call("get_concept_graph").links}
+    names = {node.concept.name for node in store.call("get_concept_graph").nodes}
+    for n, (source, target, kind) in enumerate(_LINKS, 1):
+        assert {source, target} <= names, f"no concept {source!r} or {target!r}"
+        assert (source, target) not in existing, f"{source} -> {target} is already linked"
+        link = {"source": source, "target": target, "kind": kind}
+        calls = [
+            {"tool": "get_concept_graph", "input": {}},
+            {"tool": "link_concepts", "input": link},
+        ]
+        text = f"Link the concept {source} to {target} ({kind})."
+        yield _item("knowledge_graph", n, text, {"links": [link]}, calls)
+
+
+def _taxonomy(store: LearningStore) -> Iterator[dict[str, Any]]:
+    categories = {c.name: c.id for c in store.call("list_categories").categories}
+    moves = ((5, "Geography"), (120, "Chemistry"), (150, "Spanish"), (190, "Biology"))
+    for n, (card_id, name) in enumerate(moves, 1):
+        card = store.call("get_card", card_id=card_id)
+        move = {"card_id": card_id, "category_id": categories[name]}
+        calls = [{"tool": "list_categories", "input": {}}, {"tool": "move_card", "input": move}]
+        text = f"Move card {card_id} ('{card.front}') into the {name} category."
+        yield _item("taxonomy_curator", n, text, {"moves": [move]}, calls)
+
+
+def _governance(store: LearningStore) -> Iterator[dict[str, Any]]:
+    report = store.call("find_quality_issues")
+    flagged = [{"card_id": cid} for cid in sorted({i.card_id for i in report.issues})]
+    scan = {"flagged": flagged, "cards_scanned": report.cards_scanned}
+    for n, text in enumerate(("Check the cards for quality problems.", "Find bad cards."), 1):
+        yield _item("governance", n, text, scan, [{"tool": "flag_quality_issues", "input": {}}])
+    for n, card_id in enumerate((12, 77), 3):
+        call = {"tool": "flag_card", "input": {"card_id": card_id}}
+        text = f"Flag card {card_id}: its answer is ambiguous."
+        yield _item("governance", n, text, {"flagged": [{"card_id": card_id}]}, [call])
+
+
+def _rows(store: LearningStore, sql: str) -> list[Any]:
+    return store.connection.execute(sql).fetchall()
+
+
+def build_noema_tasks(db: str | Path) -> dict[str, Any]:
+    """Return the task set (dataset JSON) computed from the demo store at ``db``."""
+    with LearningStore.open(db) as store:
+        items = [
+            *_learning(store),
+            *_diagnostic(store),
+            *_strategy(),
+            *_content(store),
+            *_tutor(store),
+            *_calibration(store),
+            *_ingestion(store),
+            *_graph(store),
+            *_taxonomy(store),
+            *_governance(store),
+        ]
+    return {"dataset": items}
+
+
+def build_from_demo() -> dict[str, Any]:
+    """Write the demo store into a temporary file and build the task set from it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "demo.sqlite"
+        write_demo_data(path)
+        return build_noema_tasks(path)
+
+
+if __name__ == "__main__":  # pragma: no cover - maintenance entry point
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else NOEMA_TASKS
+    target.write_text(json.dumps(build_from_demo(), indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,155 @@
+"""Run Noema agents over dataset items and record their trajectories.
+
+Each item runs on its own copy of the learning store (runs write to it), with its own
+SQLite checkpointer; the trajectory is read back from the checkpoints. An item's tags name
+its agent (``agent:<name>``) and learner (``user:<name>``, default ``ada``). A run that fails
+(the model or a provider raising) is recorded with ``metadata["run_error"]``, not raised.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+
+from noema_graph.errors import ConfigurationError, NoemaError
+from noema_graph.evals.recorder import TrajectoryRecorder
+from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory
+
+ModelFor = Callable[[EvalItem], BaseChatModel]
+RUN_ERRORS: tuple[type[BaseException], ...] = (
+    NoemaError,
+    openai.OpenAIError,
+    httpx.HTTPError,
+    OSError,
+)
+"""Failures that end one item's run; anything else is a bug and propagates."""
+DEFAULT_USER = "ada"
+
+
+def item_agent(item: EvalItem, agent: str | None) -> str:
+    """Return the agent that runs ``item``: ``agent``, else the item's ``agent:`` tag.
+
+    Raises:
+        ConfigurationError: Neither names an agent.
+    """
+    name = agent if agent not in (None, "all") else item.tag("agent")
+    if name is None:
+        raise ConfigurationError(
+            "agent", f"item {item.id!r} has no agent:<name> tag", fix="pass --agent NAME"
+        )
+    return name
+
+
+def select_items(dataset: EvalDataset, agent: str | None) -> list[EvalItem]:
+    """Return the items ``agent`` runs: tagged for it or untagged; every item for None/all."""
+    if agent in (None, "all"):
+        return list(dataset.dataset)
+    return [item for item in dataset.dataset if item.tag("agent") in (None, agent)]
+
+
+def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
+    """Return the JSON schema of the arguments of every tool ``agent`` is offered."""
+    from noema_graph.agents import default_registry
+    from noema_graph.agents.domain_tools import domain_spec
+    from noema_graph.agents.subagent import ConsultInput
+
+    definition = default_registry().get(agent)
+    schemas = {
+        name: domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema()
+        for name in definition.tools
+    }
+    consult = ConsultInput.model_json_schema()
+    return schemas | {f"consult_{child}": consult for child in definition.subagents}
+
+
+def copy_store(master: Path, target: Path) -> None:
+    """Copy the SQLite store ``master`` to ``target`` (consistent, through the backup API)."""
+    source = sqlite3.connect(master)
+    destination = sqlite3.connect(target)
+    try:
+        source.backup(destination)
+    finally:
+        destination.close()
+        source.close()
+
+
+def run_item(
+    item: EvalItem,
+    *,
+    agent: str,
+    model: BaseChatModel,
+    master: Path,
+    workdir: Path,
+    overrides: Mapping[str, Any] | None = None,
+) -> Trajectory:
+    """Run ``agent`` on ``item`` over a copy of ``master``; return the recorded trajectory."""
+    from noema_graph.agents import get_graph, resolve_learner
+    from noema_graph.agents.learners import learner_request
+    from noema_graph.context import RunContext
+    from noema_graph.persistence import sqlite_checkpointer
+
+    slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in item.id)
+    store = workdir / f"{slug}.learning.sqlite"
+    copy_store(master, store)
+    learner = resolve_learner(store, item.tag("user") or DEFAULT_USER)
+    error: str | None = None
+    started = time.perf_counter()
+    with sqlite_checkpointer(workdir / f"{slug}.runs.sqlite") as saver:
+        graph = get_graph(agent, model=model, checkpointer=saver, db=store, overrides=overrides)
+        config: RunnableConfig = {"configurable": {"thread_id": slug}}
+        inputs = {"messages": [("user", learner_request(item.input, learner))]}
+        try:
+            graph.invoke(inputs, config, context=RunContext(user_id=learner.name))
+        except RUN_ERRORS as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        wall = time.perf_counter() - started
+        turns = TrajectoryRecorder.from_thread(saver, slug)
+    trajectory = turns[-1] if turns else Trajectory(input=item.input)
+    meta = {**trajectory.metadata, "agent": agent, "item_id": item.id, "wall_s": round(wall, 3)}
+    if error is not None:
+        meta["run_error"] = error
+    return trajectory.model_copy(update={"metadata": meta})
+
+
+def run_items(
+    items: Sequence[EvalItem],
+    *,
+    agent: str | None,
+    model_for: ModelFor,
+    master: Path,
+    workdir: Path,
+    concurrency: int = 1,
+    overrides: Mapping[str, Any] | None = None,
+) -> Iterator[tuple[EvalItem, Trajectory]]:
+    """Run every item (``concurrency`` at a time); yield ``(item, trajectory)`` as each ends.
+
+    Raises:
+        ConfigurationError: ``concurrency`` is below 1, or an item names no agent.
+    """
+    if concurrency < 1:
+        raise ConfigurationError("concurrency", f"must be at least 1, got {concurrency}")
+    jobs = [(item, item_agent(item, agent)) for item in items]
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = {
+            pool.submit(
+                run_item,
+                item,
+                agent=name,
+                model=model_for(item),
+                master=master,
+                workdir=workdir,
+                overrides=overrides,
+            ): item
+            for item, name in jobs
+        }
+        for future in as_completed(futures):
+            yield futures[future], future.result()

@@ -1,0 +1,55 @@
+"""Fixtures for the evaluation tests: the demo store (written once) and scripted agent runs."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noema_graph.agents import build_agent
+from noema_graph.agents.learners import Learner, learner_request
+from noema_graph.context import RunContext
+from noema_graph.noema import DemoSummary, write_demo_data
+
+ADA = Learner(1, "ada")
+PRICES = {"price_overrides": {"scripted": (1.0, 2.0), "replay": (0.0, 0.0)}}
+
+
+@pytest.fixture(scope="module")
+def demo_master(tmp_path_factory: pytest.TempPathFactory) -> DemoSummary:
+    """The demo store, written once per module; tests use copies."""
+    return write_demo_data(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+
+
+@pytest.fixture
+def fresh_store(demo_master: DemoSummary, tmp_path: Path) -> Callable[[str], Path]:
+    """Return ``copy(name)``: a private copy of the demo store."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / f"{name}.sqlite"
+        shutil.copyfile(demo_master.path, target)
+        return target
+
+    return copy
+
+
+def run_turn(
+    agent: str,
+    model: Any,
+    db: Path,
+    request: str,
+    *,
+    checkpointer: Any,
+    thread: str = "t1",
+    learner: Learner = ADA,
+) -> dict[str, Any]:
+    """Run one user turn of ``agent`` and return the final state."""
+    graph = build_agent(agent, model=model, db=db, checkpointer=checkpointer, overrides=PRICES)
+    return graph.invoke(
+        {"messages": [("user", learner_request(request, learner))]},
+        {"configurable": {"thread_id": thread}},
+        context=RunContext(user_id=learner.name),
+    )
