@@ -16,6 +16,7 @@ from uuid import uuid4
 import typer
 from rich.console import Console
 
+from noema_graph import inspect_cli
 from noema_graph.errors import NoemaError
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.observability import cli as observability_cli
@@ -374,6 +375,9 @@ def mcp_serve(
 
 app.command("stats")(observability_cli.stats)
 app.command("events")(observability_cli.events)
+app.command("threads")(inspect_cli.threads)
+app.command("history")(inspect_cli.history)
+app.command("inspect")(inspect_cli.inspect)
 
 
 @app.command(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import StateGraph
-from langgraph.runtime import get_runtime
+from langgraph.runtime import Runtime, get_runtime
 
 from noema_graph.context import RunContext, context_of
 from noema_graph.nodes.deps import AgentDeps
@@ -79,7 +79,8 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
 def _run_context() -> RunContext:
     """Return the run's context; the default one outside a run (``update_state``)."""
     try:
-        runtime = get_runtime()
-    except (RuntimeError, AttributeError):  # outside a run: no config, or no runtime in it
+        # typed as a Runtime, but None when update_state runs a router outside a run
+        runtime = cast(Runtime[Any] | None, get_runtime())
+    except RuntimeError:  # outside any runnable: no config at all
         return context_of(None)
-    return context_of(runtime.context)
+    return context_of(runtime.context if runtime is not None else None)  # None: update_state

@@ -1,0 +1,137 @@
+"""``noema-graph threads``, ``history THREAD`` and ``inspect THREAD``: read a checkpoint file.
+
+The commands are registered on the main app by :mod:`noema_graph.cli`; the inspection module
+(and LangGraph's savers) load only when one of them runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["history", "inspect", "threads"]
+
+DEFAULT_DB = Path("noema.sqlite")
+DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file holding the checkpoints.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ThreadArg = Annotated[str, typer.Argument(help="Thread id (see `noema-graph threads`).")]
+
+console = Console()
+errors = Console(stderr=True)
+
+
+def _exit(message: str) -> None:
+    errors.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(2)
+
+
+def _db_or_exit(db: Path) -> None:
+    if not db.exists():
+        _exit(f"{db} does not exist; pass --db with the file your runs used")
+
+
+def threads(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
+    """List the threads in a checkpoint file: status, iterations, tokens, cost, last error."""
+    from noema_graph.inspect import threads as list_threads
+
+    _db_or_exit(db)
+    rows = list_threads(db)
+    if as_json:
+        typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+        return
+    table = Table("thread", "agent", "status", "updated", "iter", "tokens", "cost $", "last error")
+    for r in rows:
+        cost = "-" if r.cost is None else f"{r.cost:.6f}"
+        table.add_row(
+            r.thread_id, r.agent or "-", r.status, r.updated[:19], str(r.iterations),
+            str(r.tokens), cost, r.last_error or "-",
+        )  # fmt: skip
+    console.print(table if rows else f"no threads in {db}")
+
+
+def history(thread: ThreadArg, db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
+    """List a thread's checkpoints: step, node, iteration, plan step, tokens, interrupts."""
+    from noema_graph.inspect import history as thread_history
+
+    _db_or_exit(db)
+    rows = thread_history(db, thread)
+    if not rows:
+        _exit(f"no thread {thread!r} in {db}; list them with `noema-graph threads --db {db}`")
+    if as_json:
+        typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+        return
+    table = Table("step", "node", "iter", "time", "plan step", "tokens", "paused")
+    table.add_column("checkpoint", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            str(r.step), r.node or r.source, str(r.iteration), r.time[11:23],
+            r.plan_step or "-", str(r.tokens), "yes" if r.has_interrupt else "", r.checkpoint_id,
+        )  # fmt: skip
+    console.print(table)
+
+
+def inspect(
+    thread: ThreadArg,
+    checkpoint: Annotated[
+        str | None, typer.Option("--checkpoint", "-c", help="Checkpoint id (default: latest).")
+    ] = None,
+    db: DbOpt = DEFAULT_DB,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one checkpoint: plan, trace, output and pending interrupts."""
+    from noema_graph.inspect import checkpoint as read_checkpoint
+
+    _db_or_exit(db)
+    try:
+        state = read_checkpoint(db, thread, checkpoint)
+    except KeyError:
+        if checkpoint:
+            fix = f"list its checkpoints with `noema-graph history {thread} --db {db}`"
+            _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {db}; {fix}")
+        _exit(f"no thread {thread!r} in {db}; list them with `noema-graph threads --db {db}`")
+        return
+    if as_json:
+        typer.echo(json.dumps(_plain(state), indent=2, default=str))
+        return
+    _print_state(state)
+
+
+def _plain(value: Any) -> Any:
+    """Turn pydantic models and messages into JSON-ready values."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _plain(dump())
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def _print_state(state: dict[str, Any]) -> None:
+    meta = state["__checkpoint__"]
+    console.print(f"checkpoint {meta['checkpoint_id']} (step {meta['step']}, {meta['time']})")
+    plan = state.get("plan")
+    if plan is not None:
+        table = Table("#", "step", "status", title=f"plan: {plan.goal}")
+        for i, step in enumerate(plan.steps, 1):
+            table.add_row(str(i), step.description, step.status)
+        console.print(table)
+    trace = Table("#", "kind", "action", "status", "observation", title="trace")
+    for step in state.get("trace", []):
+        action = getattr(step.action, "tool", None) if step.action else None
+        trace.add_row(
+            str(step.step), step.kind, action or "-", step.status, (step.observation or "")[:80]
+        )
+    console.print(trace)
+    output = state.get("output") or {}
+    if output:
+        brief = {key: output.get(key) for key in ("outcome", "success", "result", "error")}
+        console.print(f"output: {json.dumps(_plain(brief), default=str)[:2000]}")
+    for value in state.get("__interrupts__", []):
+        console.print(f"[yellow]pending interrupt:[/yellow] {_plain(value)}")
