@@ -2,7 +2,8 @@
 
 Tiers, from the caller's point of view:
 
-* developer or user misuse: :class:`ConfigurationError`, :class:`HumanInputError`;
+* developer or user misuse: :class:`ConfigurationError`, :class:`HumanInputError` (both a
+  :class:`FieldError` naming the field and the fix);
 * model failure: :class:`TransientModelError` (retried by the node's ``RetryPolicy``),
   :class:`LLMError` (ends the run with ``llm_error``);
 * run termination: :class:`Cancelled`, :class:`HookVeto`;
@@ -21,8 +22,11 @@ class NoemaError(Exception):
     """Base class of every error raised by noema_graph."""
 
 
-class ConfigurationError(NoemaError, ValueError):
-    """A value given by the developer is invalid; the message names the field and the fix."""
+class FieldError(NoemaError, ValueError):
+    """A value is invalid: ``field`` names it and ``fix`` (when given) says what to do.
+
+    The base of the errors whose message reads ``"<field>: <problem> (fix: <fix>)"``.
+    """
 
     def __init__(self, field: str, message: str, *, fix: str | None = None) -> None:
         """Build the error for ``field`` with an optional suggested ``fix``."""
@@ -32,6 +36,10 @@ class ConfigurationError(NoemaError, ValueError):
         if fix:
             text += f" (fix: {fix})"
         super().__init__(text)
+
+
+class ConfigurationError(FieldError):
+    """A value given by the developer is invalid; the message names the field and the fix."""
 
 
 class LLMError(NoemaError):
@@ -54,11 +62,9 @@ class HookVeto(NoemaError):
     """Raised by a pre/post hook to stop the run on purpose (error code ``hook_veto``)."""
 
 
-class HumanInputError(NoemaError, ValueError):
+class HumanInputError(FieldError):
     """A resume value for a paused run is invalid; the message names the field and the fix."""
 
     def __init__(self, field: str, message: str, *, fix: str) -> None:
         """Build the error for ``field`` of the answer with the ``fix`` to apply."""
-        self.field = field
-        self.fix = fix
-        super().__init__(f"{field}: {message} (fix: {fix})")
+        super().__init__(field, message, fix=fix)

@@ -15,12 +15,33 @@ from noema_graph.state.models import utc_now
 
 
 class ActivityEvent(BaseModel):
-    """Fields every event carries."""
+    """Fields every event carries (each event class adds its ``type``)."""
 
     model_config = ConfigDict(frozen=True)
 
     run_id: str = ""
     timestamp: str = Field(default_factory=utc_now)
+
+
+class _ToolCallEvent(ActivityEvent):
+    """Fields of the events about one tool call."""
+
+    call_id: str
+    tool: str
+
+
+class _Notice(ActivityEvent):
+    """Fields of errors and warnings: a stable code and a readable message."""
+
+    code: str
+    message: str
+
+
+class _PlanEvent(ActivityEvent):
+    """Fields of the events that carry a plan."""
+
+    goal: str
+    steps: list[str]
 
 
 class TurnStart(ActivityEvent):
@@ -39,21 +60,17 @@ class Thinking(ActivityEvent):
     text: str
 
 
-class ToolCallStart(ActivityEvent):
+class ToolCallStart(_ToolCallEvent):
     """A tool call is about to run."""
 
     type: Literal["tool_call_start"] = "tool_call_start"
-    call_id: str
-    tool: str
     input: Any = None
 
 
-class ToolCallEnd(ActivityEvent):
+class ToolCallEnd(_ToolCallEvent):
     """A tool call finished (``status`` error covers refusals and exceptions)."""
 
     type: Literal["tool_call_end"] = "tool_call_end"
-    call_id: str
-    tool: str
     status: Literal["ok", "error"]
     output: str
     duration_ms: float
@@ -76,37 +93,29 @@ class TurnEnd(ActivityEvent):
     cost_usd: float | None = 0.0
 
 
-class ErrorEvent(ActivityEvent):
+class ErrorEvent(_Notice):
     """Something failed; ``code`` matches ``output.error.code`` when it ends the run."""
 
     type: Literal["error"] = "error"
-    code: str
-    message: str
 
 
-class WarningEvent(ActivityEvent):
+class WarningEvent(_Notice):
     """Something degraded without failing the run (memory unavailable, fallback plan...)."""
 
     type: Literal["warning"] = "warning"
-    code: str
-    message: str
 
 
-class PlanCreated(ActivityEvent):
+class PlanCreated(_PlanEvent):
     """The planner produced a plan (``fallback`` when it had to answer directly)."""
 
     type: Literal["plan_created"] = "plan_created"
-    goal: str
-    steps: list[str]
     fallback: bool = False
 
 
-class PlanRevised(ActivityEvent):
+class PlanRevised(_PlanEvent):
     """The plan was revised; completed steps are kept."""
 
     type: Literal["plan_revised"] = "plan_revised"
-    goal: str
-    steps: list[str]
     replans: int
 
 

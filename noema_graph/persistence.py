@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
@@ -86,6 +86,26 @@ def _sqlite_path(path: str | Path) -> Path:
     return target
 
 
+PRAGMAS: tuple[str, ...] = (
+    "PRAGMA journal_mode=WAL",
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA synchronous=NORMAL",
+)
+"""Settings of every checkpoint and store connection, sync or async."""
+
+
+class _SetUp(Protocol):
+    def setup(self) -> None: ...
+
+
+class _AsyncSetUp(Protocol):
+    async def setup(self) -> None: ...
+
+
+B = TypeVar("B", bound=_SetUp)
+AB = TypeVar("AB", bound=_AsyncSetUp)
+
+
 def connect(path: str | Path) -> sqlite3.Connection:
     """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads."""
     conn = sqlite3.connect(
@@ -94,9 +114,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
         timeout=BUSY_TIMEOUT_MS / 1000,
         isolation_level=None,
     )
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    for pragma in PRAGMAS:
+        conn.execute(pragma)
     return conn
 
 
@@ -133,31 +152,51 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
 
 
 @contextmanager
+def _backend(path: str | Path, make: Callable[[sqlite3.Connection], B]) -> Generator[B]:
+    """Yield ``make(conn)``, set up, over a new connection to ``path``; close it at the end."""
+    with closing(connect(path)) as conn:
+        backend = make(conn)
+        backend.setup()
+        yield backend
+
+
+@asynccontextmanager
+async def _async_backend(
+    path: str | Path, make: Callable[[aiosqlite.Connection], AB], *, isolation_level: str | None
+) -> AsyncGenerator[AB]:
+    """Async :func:`_backend` over aiosqlite, with the same :data:`PRAGMAS`."""
+    conn = await aiosqlite.connect(
+        _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
+    )
+    try:
+        for pragma in PRAGMAS:
+            await conn.execute(pragma)
+        backend = make(conn)
+        await backend.setup()
+        yield backend
+    finally:
+        await conn.close()
+
+
+@contextmanager
 def sqlite_checkpointer(path: str | Path) -> Generator[SqliteSaver]:
     """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation)."""
-    conn = connect(path)
-    try:
-        saver = NoemaSqliteSaver(conn, serde=serializer())
-        saver.setup()
+    with _backend(path, lambda conn: NoemaSqliteSaver(conn, serde=serializer())) as saver:
         yield saver
-    finally:
-        conn.close()
 
 
 @asynccontextmanager
 async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSqliteSaver]:
     """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one."""
-    conn = await aiosqlite.connect(_sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000)
-    try:
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        await conn.execute("PRAGMA synchronous=NORMAL")
+
+    def make(conn: aiosqlite.Connection) -> AsyncSqliteSaver:
         saver = NoemaAsyncSqliteSaver(conn, serde=serializer())
         saver.noema_path = _sqlite_path(path)  # type: ignore[attr-defined]  # event log beside it
-        await saver.setup()
+        return saver
+
+    # "" is sqlite3's default: implicit deferred transactions, which the saver commits
+    async with _async_backend(path, make, isolation_level="") as saver:
         yield saver
-    finally:
-        await conn.close()
 
 
 @contextmanager
@@ -165,13 +204,8 @@ def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
     """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file)."""
     from langgraph.store.sqlite import SqliteStore
 
-    conn = connect(path)
-    try:
-        store = SqliteStore(conn)
-        store.setup()
+    with _backend(path, SqliteStore) as store:
         yield store
-    finally:
-        conn.close()
 
 
 @asynccontextmanager
@@ -179,17 +213,8 @@ async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStor
     """Open a LangGraph AsyncSqliteStore on ``path``."""
     from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-    conn = await aiosqlite.connect(
-        _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-    )
-    try:
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        store = AsyncSqliteStore(conn)
-        await store.setup()
+    async with _async_backend(path, AsyncSqliteStore, isolation_level=None) as store:
         yield store
-    finally:
-        await conn.close()
 
 
 open_checkpointer = sqlite_checkpointer

@@ -37,6 +37,7 @@ LAZY_PACKAGES = (
     "noema_graph.models",
     "noema_graph.noema",
     "noema_graph.observability",
+    "noema_graph.state",
     "noema_graph.tools",
 )
 
@@ -128,3 +129,24 @@ def test_lazy_export_is_the_same_object_as_its_module_attribute() -> None:
 
     assert noema_graph.build_agent_graph is build_agent_graph
     assert noema_graph.tools.MCPToolProvider is MCPToolProvider
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_type_checking_block_is_the_export_list(package: str) -> None:
+    from noema_graph._lazy import type_checking_imports
+
+    module = importlib.import_module(package)
+    served = type_checking_imports(package)
+    eager = {name for name in module.__all__ if name in vars(module) and name not in served}
+    assert set(served) == set(module.__all__) - eager, package
+    for name, (owner, attribute) in served.items():
+        assert owner.startswith("noema_graph"), (name, owner)
+        assert attribute == name or owner == package, (name, owner, attribute)
+
+
+def test_value_models_and_events_load_without_langgraph() -> None:
+    _, loaded = run_fresh(
+        "import noema_graph.state.models, noema_graph.events, sys\n"
+        "assert 'langgraph' not in sys.modules, 'state/__init__ imported the graph schemas'"
+    )
+    assert loaded == set()

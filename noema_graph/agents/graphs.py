@@ -9,6 +9,7 @@ with OPENAI_API_KEY, else the embedded model) and the learning store from NOEMA_
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,58 +25,27 @@ def _db() -> Path:
     return Path(os.environ.get("NOEMA_LEARNING_DB", str(DEFAULT_LEARNING_DB)))
 
 
-def _agent(name: str) -> Graph:
-    return get_graph(name, db=_db())
+def agent_graph(name: str) -> Callable[[], Graph]:
+    """Return the factory that builds agent ``name``'s graph when the server asks for it."""
+
+    def build() -> Graph:
+        return get_graph(name, db=_db())
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"Build the {name} agent's graph."
+    return build
 
 
-def learning() -> Graph:
-    """Build the learning agent's graph."""
-    return _agent("learning")
-
-
-def diagnostic() -> Graph:
-    """Build the diagnostic agent's graph."""
-    return _agent("diagnostic")
-
-
-def strategy() -> Graph:
-    """Build the strategy agent's graph."""
-    return _agent("strategy")
-
-
-def content_generation() -> Graph:
-    """Build the content generation agent's graph."""
-    return _agent("content_generation")
-
-
-def socratic_tutor() -> Graph:
-    """Build the Socratic tutor's graph."""
-    return _agent("socratic_tutor")
-
-
-def calibration() -> Graph:
-    """Build the calibration agent's graph."""
-    return _agent("calibration")
-
-
-def ingestion() -> Graph:
-    """Build the ingestion agent's graph."""
-    return _agent("ingestion")
-
-
-def knowledge_graph() -> Graph:
-    """Build the knowledge graph agent's graph."""
-    return _agent("knowledge_graph")
-
-
-def taxonomy_curator() -> Graph:
-    """Build the taxonomy curator's graph."""
-    return _agent("taxonomy_curator")
-
-
-def governance() -> Graph:
-    """Build the governance agent's graph."""
-    return _agent("governance")
+learning = agent_graph("learning")
+diagnostic = agent_graph("diagnostic")
+strategy = agent_graph("strategy")
+content_generation = agent_graph("content_generation")
+socratic_tutor = agent_graph("socratic_tutor")
+calibration = agent_graph("calibration")
+ingestion = agent_graph("ingestion")
+knowledge_graph = agent_graph("knowledge_graph")
+taxonomy_curator = agent_graph("taxonomy_curator")
+governance = agent_graph("governance")
 
 
 def ask() -> Graph:

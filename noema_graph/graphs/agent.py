@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -53,6 +53,15 @@ SPECS = [
 """The agent graph's nodes; the first starts a run, the last ends it."""
 NEXT = ["execute_step", "reflect", "finalize"]
 AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
+ROUTES: list[tuple[str, Callable[..., Any], list[str]]] = [
+    ("plan", route_next, NEXT),
+    ("execute_step", route_after_execute, ["review_tools", "tool_node", *NEXT]),
+    ("review_tools", route_after_review, ["tool_node", "finalize"]),
+    ("tool_node", route_after_tools, ["tool_node", *NEXT]),
+    ("reflect", route_after_reflect, AFTER_REFLECT),
+    ("revise_plan", route_next, NEXT),
+]
+"""The conditional edges: (source node, its router, the nodes the router may pick)."""
 
 
 def build_agent_graph(
@@ -83,18 +92,8 @@ def build_agent_graph(
     builder = StateGraph(AgentState, context_schema=RunContext)
     callbacks = add_nodes(builder, SPECS, deps, observer=observer, checkpointer=checkpointer)
     builder.add_edge(START, "plan")
-    builder.add_conditional_edges("plan", router(route_next, deps), NEXT)
-    builder.add_conditional_edges(
-        "execute_step", router(route_after_execute, deps), ["review_tools", "tool_node", *NEXT]
-    )
-    builder.add_conditional_edges(
-        "review_tools", router(route_after_review, deps), ["tool_node", "finalize"]
-    )
-    builder.add_conditional_edges(
-        "tool_node", router(route_after_tools, deps), ["tool_node", *NEXT]
-    )
-    builder.add_conditional_edges("reflect", router(route_after_reflect, deps), AFTER_REFLECT)
-    builder.add_conditional_edges("revise_plan", router(route_next, deps), NEXT)
+    for source, route, targets in ROUTES:
+        builder.add_conditional_edges(source, router(route, deps), targets)
     builder.add_edge("finalize", END)
     graph = compile_graph(
         builder, config, checkpointer=checkpointer, store=store, callbacks=callbacks

@@ -123,16 +123,10 @@ class MemoryManager:
             raise ConfigurationError(
                 "ttl_s", f"{ttl_s!r} is not positive", fix="pass a number of seconds > 0, or None"
             )
-        now = now_utc()
-        expires = now + timedelta(seconds=ttl_s) if ttl_s is not None else None
-        return MemoryEntry(
-            key=key,
-            value=value,
-            content_type=content_type,
-            tier=tier,
-            created_at=now,
-            expires_at=expires,
-        )
+        entry = MemoryEntry(key=key, value=value, content_type=content_type, tier=tier)
+        if ttl_s is None:
+            return entry
+        return entry.model_copy(update={"expires_at": entry.created_at + timedelta(seconds=ttl_s)})
 
     def _put_op(self, entry: MemoryEntry, vector: Sequence[float] | None) -> PutOp:
         ttl_min = None

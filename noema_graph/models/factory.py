@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
@@ -32,9 +32,9 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_COMPATIBLE_MODEL = "default"
 LOCAL_TEMPERATURE = 0.0
 LOCAL_MAX_TOKENS = 1024
+"""Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
 LOCAL_TIMEOUT_S = 300.0
 """Per-request timeout for the local server: a stuck call becomes a retried error, not a hang."""
-"""Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
 _DUMMY_API_KEY = "sk-no-key-required"
 _SPEC_FORMS = "'local', 'openai:<model>' or 'openai-compatible:<model>@<base_url>'"
 _URL_SUFFIX = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
@@ -145,20 +145,33 @@ def make_model(
 
     env = os.environ if env is None else env
     parsed = parse_model_spec(resolve_spec(spec, env), env)
+    return ChatOpenAI(
+        model=parsed.model,
+        stream_usage=True,
+        **_provider_args(parsed, env, temperature=temperature, max_tokens=max_tokens),
+    )
+
+
+def _provider_args(
+    parsed: ModelSpec,
+    env: Mapping[str, str],
+    *,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    """Return the ChatOpenAI arguments of ``parsed``'s provider, besides model and streaming."""
     if parsed.provider == "local":
         server = shared_local_server()
-        base_url = server.start()
-        return ChatOpenAI(
-            model=parsed.model,
-            base_url=base_url,
-            api_key=SecretStr(_DUMMY_API_KEY),
-            temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
-            max_completion_tokens=LOCAL_MAX_TOKENS if max_tokens is None else max_tokens,
-            stream_usage=True,
-            max_retries=1,
-            timeout=LOCAL_TIMEOUT_S,
-            metadata={PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
-        )
+        return {
+            "base_url": server.start(),
+            "api_key": SecretStr(_DUMMY_API_KEY),
+            "temperature": LOCAL_TEMPERATURE if temperature is None else temperature,
+            "max_completion_tokens": LOCAL_MAX_TOKENS if max_tokens is None else max_tokens,
+            "max_retries": 1,
+            "timeout": LOCAL_TIMEOUT_S,
+            "metadata": {PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
+        }
+    sampling = {"temperature": temperature, "max_completion_tokens": max_tokens}
     if parsed.provider == "openai":
         key = env.get("OPENAI_API_KEY", "").strip()
         if not key:
@@ -167,20 +180,10 @@ def make_model(
                 f"is not set; model spec 'openai:{parsed.model}' needs it",
                 fix="export OPENAI_API_KEY=sk-..., or use the offline model spec 'local'",
             )
-        return ChatOpenAI(
-            model=parsed.model,
-            api_key=SecretStr(key),
-            temperature=temperature,
-            max_completion_tokens=max_tokens,
-            stream_usage=True,
-            metadata={PROVIDER_KEY: "openai"},
-        )
-    return ChatOpenAI(
-        model=parsed.model,
-        base_url=parsed.base_url,
-        api_key=SecretStr(env.get("NOEMA_API_KEY", "").strip() or _DUMMY_API_KEY),
-        temperature=temperature,
-        max_completion_tokens=max_tokens,
-        stream_usage=True,
-        metadata={PROVIDER_KEY: "openai-compatible"},
-    )
+        return {**sampling, "api_key": SecretStr(key), "metadata": {PROVIDER_KEY: "openai"}}
+    return {
+        **sampling,
+        "base_url": parsed.base_url,
+        "api_key": SecretStr(env.get("NOEMA_API_KEY", "").strip() or _DUMMY_API_KEY),
+        "metadata": {PROVIDER_KEY: "openai-compatible"},
+    }

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
@@ -16,12 +16,17 @@ from langgraph.runtime import Runtime
 
 from noema_graph import clock
 from noema_graph.context import RunContext, context_of
-from noema_graph.events import ActivityEvent
+from noema_graph.effects import Steps
+from noema_graph.events import ActivityEvent, TurnStart
+from noema_graph.memory import MemoryRecall, recall_steps
+from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.models import RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
 
 OBSERVATION_PREVIEW_CHARS = 2_000
+RECALL_LIMIT = 5
+"""Memories a run starts with, at most."""
 
 
 def system(instructions: str, text: str) -> SystemMessage:
@@ -87,10 +92,40 @@ class Clock:
         return Span(clock.monotonic() - self._start, self._started_at, clock.utc_now())
 
 
-def new_run(runtime: Runtime[Any], *, model: str, request: str) -> RunInfo:
-    """Return the identity of a run starting now; the caller's trace id wins when given."""
+def start_run(
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+    state: Mapping[str, Any],
+    *,
+    mode: Literal["agent", "ask"],
+) -> tuple[RunInfo, str]:
+    """Open a run for the latest request and announce it with a TurnStart event.
+
+    Returns:
+        The run's identity (the caller's trace id wins when given) and the request text.
+    """
+    request = latest_request(state.get("messages", []))
     trace_id = ctx(runtime).trace_id
-    return RunInfo(request=request, model=model, **({"trace_id": trace_id} if trace_id else {}))
+    run = RunInfo(
+        request=request,
+        model=deps.profile.model_name,
+        **({"trace_id": trace_id} if trace_id else {}),
+    )
+    emit(runtime, TurnStart(request=request, mode=mode), {"run": run})
+    return run, request
+
+
+def recall(runtime: Runtime[Any], deps: AgentDeps, request: str) -> Steps[MemoryRecall]:
+    """Recall memories relevant to ``request`` for this user, agent and thread (read-only)."""
+    return recall_steps(
+        runtime.store,
+        user_id=ctx(runtime).user_id,
+        agent=deps.config.name,
+        thread_id=thread_id(),
+        query=request,
+        limit=RECALL_LIMIT,
+        embedder=deps.embedder,
+    )
 
 
 def memory_items(hits: Sequence[Any]) -> list[dict[str, Any]]:

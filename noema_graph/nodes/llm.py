@@ -181,3 +181,29 @@ def ask_structured(
         errors.append(error or "no value")
         messages = [*prompt, *feedback(response, error or "no value", schema)]
     return None, usage, errors
+
+
+Asked = tuple[BaseModel | None, Usage, list[str]] | LLMError
+"""What :func:`ask_or_error` returns: :func:`ask_structured`'s answer, or why the model failed."""
+
+
+def ask_or_error(
+    model: BaseChatModel,
+    schema: type[BaseModel],
+    prompt: Sequence[BaseMessage],
+    runtime: Runtime[Any],
+    deps: AgentDeps,
+) -> Steps[Asked]:
+    """Ask for ``schema`` in ``plan_retries`` attempts; a failed model is returned, not raised.
+
+    For the nodes that record a model failure as an error step and let the routers end the
+    run (plan, reflect, revise_plan).
+    """
+    try:
+        return (
+            yield from ask_structured(
+                model, schema, prompt, runtime, deps, attempts=deps.config.plan_retries
+            )
+        )
+    except LLMError as exc:
+        return exc

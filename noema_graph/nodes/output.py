@@ -185,19 +185,7 @@ def _reasoning(
     trace: Sequence[ReasoningStep] = state.get("trace") or []
     iterations = int(state.get("iteration") or 0)
     return AgentReasoning(
-        steps=[
-            TraceStep(
-                step=s.step,
-                kind=s.kind,
-                thought=s.thought,
-                action=s.action,
-                observation=s.observation,
-                timestamp=s.timestamp,
-                started_at=s.started_at,
-                ended_at=s.ended_at,
-            )
-            for s in trace
-        ],
+        steps=[TraceStep.model_validate(s, from_attributes=True) for s in trace],
         decision=decision_summary(state.get("plan"), iterations, tools_used(trace), reason),
         confidence=confidence(
             trace,
@@ -221,11 +209,7 @@ def _metadata(
         iterations=int(state.get("iteration") or 0),
         tools_used=tools_used(trace),
         tool_calls=tool_calls(trace),
-        token_usage=TokenUsage(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-        ),
+        token_usage=TokenUsage.model_validate(usage, from_attributes=True),
         estimated_cost_usd=usage.cost_usd,
         model=run.model,
         agent_version=config.version,

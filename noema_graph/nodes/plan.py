@@ -10,21 +10,20 @@ from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
-from noema_graph.events import PlanCreated, TurnStart, WarningEvent
-from noema_graph.memory import MemoryRecall, recall_steps
+from noema_graph.events import PlanCreated, WarningEvent
+from noema_graph.memory import MemoryRecall
 from noema_graph.nodes.common import (
-    ctx,
     emit,
     latest_request,
     memory_items,
-    new_run,
+    recall,
+    start_run,
     stopwatch,
-    thread_id,
     tools_text,
 )
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps, list_tools
-from noema_graph.nodes.llm import ask_structured
+from noema_graph.nodes.llm import ask_or_error
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import PLAN
 from noema_graph.state.agent import AgentState
@@ -39,7 +38,6 @@ from noema_graph.state.models import (
 from noema_graph.state.reducers import append_steps
 
 MAX_PLAN_STEPS = 8
-RECALL_LIMIT = 5
 FALLBACK_STEP = "Answer the request directly."
 
 
@@ -103,10 +101,8 @@ def _update(
     seconds: float,
     memory: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    request = latest_request(state.get("messages", []))
-    run = new_run(runtime, model=deps.profile.model_name, request=request)
+    run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
-    emit(runtime, TurnStart(request=request, mode="agent"), emitted)
     plan, step, usage = _planned(request, outcome)
     if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
@@ -136,39 +132,18 @@ def _memory(
     return memory_items(hits)
 
 
-def _recall_args(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> dict[str, Any]:
-    return {
-        "user_id": ctx(runtime).user_id,
-        "agent": deps.config.name,
-        "thread_id": thread_id(),
-        "query": latest_request(state.get("messages", [])),
-        "limit": RECALL_LIMIT,
-        "embedder": deps.embedder,
-    }
-
-
 def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Recall memory, then turn the request into a TaskPlan through structured output.
 
     Reads: messages, the Store. Writes: run, plan, memory_context, trace (reset), usage
     (reset), the run's counters (reset), llm_error.
     """
-    outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
-        recalled = yield from recall_steps(runtime.store, **_recall_args(state, runtime, deps))
+        recalled = yield from recall(runtime, deps, latest_request(state.get("messages", [])))
         memory = _memory(state, runtime, recalled)
         tools = yield from list_tools(deps)
-        try:
-            outcome = yield from ask_structured(
-                deps.planning_model,
-                PlanDraft,
-                _prompt(state, deps, tools_text(tools), memory),
-                runtime,
-                deps,
-                attempts=deps.config.plan_retries,
-            )
-        except LLMError as exc:
-            outcome = exc
+        prompt = _prompt(state, deps, tools_text(tools), memory)
+        outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
     return _update(state, runtime, deps, outcome, took[0], memory)
 
 

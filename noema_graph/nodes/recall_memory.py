@@ -8,31 +8,18 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
-from noema_graph.events import TurnStart
-from noema_graph.memory import recall_steps
 from noema_graph.nodes.common import (
-    ctx,
     emit,
-    latest_request,
     memory_items,
-    new_run,
+    recall,
+    start_run,
     stopwatch,
-    thread_id,
 )
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import AskState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.state.reducers import append_steps
-
-RECALL_LIMIT = 5
-
-
-def _start(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> tuple[RunInfo, str]:
-    request = latest_request(state.get("messages", []))
-    run = new_run(runtime, model=deps.profile.model_name, request=request)
-    emit(runtime, TurnStart(request=request, mode="ask"), {"run": run})
-    return run, request
 
 
 def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) -> dict[str, Any]:
@@ -65,16 +52,8 @@ def recall_memory(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> St
     A memory failure becomes a warning event; the answer goes on without memory.
     """
     with stopwatch() as took:
-        run, request = _start(state, runtime, deps)
-        recalled = yield from recall_steps(
-            runtime.store,
-            user_id=ctx(runtime).user_id,
-            agent=deps.config.name,
-            thread_id=thread_id(),
-            query=request,
-            limit=RECALL_LIMIT,
-            embedder=deps.embedder,
-        )
+        run, request = start_run(runtime, deps, state, mode="ask")
+        recalled = yield from recall(runtime, deps, request)
     return _update(run, runtime, recalled, took[0])
 
 

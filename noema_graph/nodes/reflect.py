@@ -14,7 +14,7 @@ from noema_graph.events import ReflectionEvent
 from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import ask_structured
+from noema_graph.nodes.llm import ask_or_error
 from noema_graph.nodes.routing import loop_state, repeat_streak
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REFLECT
@@ -103,19 +103,9 @@ def reflect(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[
     forced by a repeated call), usage, trace.
     """
     forced = loop_state(state, deps.config) == "reflect"
-    outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
-        try:
-            outcome = yield from ask_structured(
-                deps.model,
-                Reflection,
-                _prompt(state, deps, forced),
-                runtime,
-                deps,
-                attempts=deps.config.plan_retries,
-            )
-        except LLMError as exc:
-            outcome = exc
+        prompt = _prompt(state, deps, forced)
+        outcome = yield from ask_or_error(deps.model, Reflection, prompt, runtime, deps)
     return _update(state, runtime, deps, forced, outcome, took[0])
 
 

@@ -14,7 +14,7 @@ from noema_graph.events import PlanRevised
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import ask_structured
+from noema_graph.nodes.llm import ask_or_error
 from noema_graph.nodes.plan import MAX_PLAN_STEPS
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REVISE
@@ -94,19 +94,9 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> St
 
     Reads: plan, reflection. Writes: plan, replans, usage, trace.
     """
-    outcome: tuple[Any, Usage, list[str]] | LLMError
     with stopwatch() as took:
-        try:
-            outcome = yield from ask_structured(
-                deps.planning_model,
-                PlanDraft,
-                _prompt(state, deps.config.instructions),
-                runtime,
-                deps,
-                attempts=deps.config.plan_retries,
-            )
-        except LLMError as exc:
-            outcome = exc
+        prompt = _prompt(state, deps.config.instructions)
+        outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
     return _update(state, runtime, outcome, took[0])
 
 

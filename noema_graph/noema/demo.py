@@ -65,18 +65,8 @@ class DemoSummary(BaseModel):
 
 
 def _write(seed: int) -> Op[dict[str, object]]:
-    rng = random.Random(seed)
     created = to_db(DEMO_START - timedelta(days=1))
-    users = {}
-    for learner in LEARNERS:
-        users[learner.name] = yield from insert(INSERT_USER, (learner.name, created))
-    categories: dict[str, int] = {}
-    for name, parent in CATEGORIES:
-        parent_id = categories[parent] if parent else None
-        categories[name] = yield from insert(INSERT_CATEGORY, (name, parent_id))
-    decks: dict[str, int] = {}
-    for name, (description, _category) in DECKS.items():
-        decks[name] = yield from insert(INSERT_DECK, (name, description, created))
+    users, categories, decks = yield from _write_names(created)
     concepts: dict[str, int] = {}
     by_deck: dict[str, list[int]] = {name: [] for name in DECKS}
     for card in demo_cards():
@@ -87,31 +77,8 @@ def _write(seed: int) -> Op[dict[str, object]]:
         bad.setdefault(issue, []).append(
             (yield from _insert_card(card, decks, categories, concepts, created))
         )
-    for source, target, kind in LINKS:
-        ids = []
-        for name in (source, target):
-            if name not in concepts:
-                concepts[name] = yield from concept_id(name, field="concept")
-            ids.append(concepts[name])
-        yield from insert(INSERT_LINK, (ids[0], ids[1], kind, created))
-    difficulty = {cid: rng.uniform(0.7, 1.5) for ids in by_deck.values() for cid in ids}
-    review_count = 0
-    for learner in LEARNERS:
-        order = [cid for deck in learner.decks for cid in by_deck[deck]]
-        rng.shuffle(order)
-        reviews, states = simulate(rng, learner, order, difficulty)
-        uid = users[learner.name]
-        yield from execute_many(
-            INSERT_REVIEW,
-            [
-                (r.card_id, uid, r.rating, r.response_time_ms, r.confidence, to_db(r.at))
-                for r in reviews
-            ],
-        )
-        yield from execute_many(
-            UPSERT_STATE, [state_params(uid, states[c]) for c in sorted(states)]
-        )
-        review_count += len(reviews)
+    yield from _write_links(concepts, created)
+    review_count = yield from _write_reviews(random.Random(seed), users, by_deck)
     ingested = yield from ingest_text(
         IngestTextInput(
             title=content.SOURCE_TITLE,
@@ -133,6 +100,57 @@ def _write(seed: int) -> Op[dict[str, object]]:
         "chunks": len(ingested.chunk_ids),
         "bad_cards": bad,
     }
+
+
+def _write_names(created: str) -> Op[tuple[dict[str, int], dict[str, int], dict[str, int]]]:
+    """Insert the learners, the category tree and the decks; return their ids by name."""
+    users: dict[str, int] = {}
+    for learner in LEARNERS:
+        users[learner.name] = yield from insert(INSERT_USER, (learner.name, created))
+    categories: dict[str, int] = {}
+    for name, parent in CATEGORIES:
+        parent_id = categories[parent] if parent else None
+        categories[name] = yield from insert(INSERT_CATEGORY, (name, parent_id))
+    decks: dict[str, int] = {}
+    for name, (description, _category) in DECKS.items():
+        decks[name] = yield from insert(INSERT_DECK, (name, description, created))
+    return users, categories, decks
+
+
+def _write_links(concepts: dict[str, int], created: str) -> Op[None]:
+    """Insert the concept links, creating the concepts no card named."""
+    for source, target, kind in LINKS:
+        ids: list[int] = []
+        for name in (source, target):
+            if name not in concepts:
+                concepts[name] = yield from concept_id(name, field="concept")
+            ids.append(concepts[name])
+        yield from insert(INSERT_LINK, (ids[0], ids[1], kind, created))
+
+
+def _write_reviews(
+    rng: random.Random, users: dict[str, int], by_deck: dict[str, list[int]]
+) -> Op[int]:
+    """Simulate each learner's reviews of their decks; insert them and the FSRS states."""
+    difficulty = {cid: rng.uniform(0.7, 1.5) for ids in by_deck.values() for cid in ids}
+    review_count = 0
+    for learner in LEARNERS:
+        order = [cid for deck in learner.decks for cid in by_deck[deck]]
+        rng.shuffle(order)
+        reviews, states = simulate(rng, learner, order, difficulty)
+        uid = users[learner.name]
+        yield from execute_many(
+            INSERT_REVIEW,
+            [
+                (r.card_id, uid, r.rating, r.response_time_ms, r.confidence, to_db(r.at))
+                for r in reviews
+            ],
+        )
+        yield from execute_many(
+            UPSERT_STATE, [state_params(uid, states[c]) for c in sorted(states)]
+        )
+        review_count += len(reviews)
+    return review_count
 
 
 def _insert_card(

@@ -43,25 +43,28 @@ CATEGORIES: tuple[tuple[str, str | None], ...] = (
 )
 """(name, parent name), parents first."""
 
-LINKS: tuple[tuple[str, str, LinkKind], ...] = (
-    ("Atomic number", "Periodic table", "prerequisite_of"),
-    ("Chemical symbol", "Periodic table", "prerequisite_of"),
-    *((family, "Periodic table", "part_of") for family in sorted({e[3] for e in content.ELEMENTS})),
-    ("Alkali metals", "Noble gases", "contrasts_with"),
-    ("Halogens", "Noble gases", "contrasts_with"),
-    ("Alkali metals", "Alkaline earth metals", "related_to"),
-    ("Metalloids", "Nonmetals", "related_to"),
-    *(
-        (c, "World geography", "part_of")
-        for c in ("Africa", "Americas", "Asia", "Europe", "Oceania")
-    ),
-    ("Capital cities", "World geography", "related_to"),
-    ("Spanish nouns", "Spanish grammar", "part_of"),
-    ("Spanish verbs", "Spanish grammar", "part_of"),
-    ("Spanish adjectives", "Spanish grammar", "part_of"),
-    ("Spanish adjectives", "Spanish nouns", "related_to"),
-    ("Organelle", "Cell", "part_of"),
+FAMILIES: tuple[str, ...] = tuple(sorted({family for *_, family in content.ELEMENTS}))
+"""The element families, as concepts of the knowledge graph."""
+CONTINENTS: tuple[str, ...] = ("Africa", "Americas", "Asia", "Europe", "Oceania")
+
+LINK_GROUPS: dict[tuple[str, LinkKind], tuple[str, ...]] = {
+    ("Periodic table", "prerequisite_of"): ("Atomic number", "Chemical symbol"),
+    ("Periodic table", "part_of"): FAMILIES,
+    ("Noble gases", "contrasts_with"): ("Alkali metals", "Halogens"),
+    ("Alkaline earth metals", "related_to"): ("Alkali metals",),
+    ("Nonmetals", "related_to"): ("Metalloids",),
+    ("World geography", "part_of"): CONTINENTS,
+    ("World geography", "related_to"): ("Capital cities",),
+    ("Spanish grammar", "part_of"): ("Spanish nouns", "Spanish verbs", "Spanish adjectives"),
+    ("Spanish nouns", "related_to"): ("Spanish adjectives",),
+    ("Cell", "part_of"): ("Organelle",),
+}
+"""(target concept, link kind) -> the source concepts linked to it that way."""
+
+LINKS: tuple[tuple[str, str, LinkKind], ...] = tuple(
+    (source, target, kind) for (target, kind), sources in LINK_GROUPS.items() for source in sources
 )
+"""(source, target, kind), in the order they are written."""
 
 BAD_CARDS: tuple[tuple[str, DemoCard], ...] = (
     (

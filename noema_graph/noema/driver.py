@@ -9,12 +9,15 @@ rolls everything back, so bad input never leaves half-written rows.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiosqlite
+
+from noema_graph.effects import Effect, Steps, adrive, drive
 
 T = TypeVar("T")
 
@@ -128,6 +131,42 @@ def _run_statement_sync(conn: sqlite3.Connection, stmt: Statement) -> Outcome:
     return Outcome(rows, cursor.lastrowid, cursor.rowcount)
 
 
+async def _run_statement_async(conn: aiosqlite.Connection, stmt: Statement) -> Outcome:
+    if stmt.many is not None:
+        cursor = await conn.executemany(stmt.sql, stmt.many)
+        return Outcome([], cursor.lastrowid, cursor.rowcount)
+    cursor = await conn.execute(stmt.sql, stmt.params)
+    rows = list(await cursor.fetchall())
+    await cursor.close()
+    return Outcome(rows, cursor.lastrowid, cursor.rowcount)
+
+
+def _transaction(
+    op: Op[T], write: bool, execute: Callable[[Statement], Effect[Outcome]]
+) -> Steps[T]:
+    """Run ``op`` in one transaction: BEGIN, its statements, then COMMIT, or ROLLBACK.
+
+    A statement that fails is thrown in here at its ``yield``, not into ``op``: the
+    transaction rolls back, ``op`` is closed and the error goes on to the caller.
+    """
+    yield execute(Statement(_begin(write)))
+    outcome: Outcome | None = None
+    try:
+        while True:
+            try:
+                stmt = _advance(op, outcome)
+            except StopIteration as stop:
+                result: T = stop.value
+                break
+            outcome = yield execute(stmt)
+    except BaseException:
+        yield execute(Statement("ROLLBACK"))
+        op.close()
+        raise
+    yield execute(Statement("COMMIT"))
+    return result
+
+
 def run_sync(conn: sqlite3.Connection, op: Op[T], *, write: bool = True) -> T:
     """Run ``op`` over a sqlite3 connection inside one transaction.
 
@@ -140,49 +179,25 @@ def run_sync(conn: sqlite3.Connection, op: Op[T], *, write: bool = True) -> T:
     Returns:
         The operation's return value, after COMMIT.
     """
-    conn.execute(_begin(write))
-    outcome: Outcome | None = None
-    try:
-        while True:
-            try:
-                stmt = _advance(op, outcome)
-            except StopIteration as stop:
-                result: T = stop.value
-                break
-            outcome = _run_statement_sync(conn, stmt)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        op.close()
-        raise
-    conn.execute("COMMIT")
-    return result
 
+    def execute(stmt: Statement) -> Effect[Outcome]:
+        return Effect(functools.partial(_run_statement_sync, conn, stmt), _sync_only)
 
-async def _run_statement_async(conn: aiosqlite.Connection, stmt: Statement) -> Outcome:
-    if stmt.many is not None:
-        cursor = await conn.executemany(stmt.sql, stmt.many)
-        return Outcome([], cursor.lastrowid, cursor.rowcount)
-    cursor = await conn.execute(stmt.sql, stmt.params)
-    rows = list(await cursor.fetchall())
-    await cursor.close()
-    return Outcome(rows, cursor.lastrowid, cursor.rowcount)
+    return drive(_transaction(op, write, execute))
 
 
 async def run_async(conn: aiosqlite.Connection, op: Op[T], *, write: bool = True) -> T:
     """Async twin of :func:`run_sync` over an aiosqlite connection."""
-    await conn.execute(_begin(write))
-    outcome: Outcome | None = None
-    try:
-        while True:
-            try:
-                stmt = _advance(op, outcome)
-            except StopIteration as stop:
-                result: T = stop.value
-                break
-            outcome = await _run_statement_async(conn, stmt)
-    except BaseException:
-        await conn.execute("ROLLBACK")
-        op.close()
-        raise
-    await conn.execute("COMMIT")
-    return result
+
+    def execute(stmt: Statement) -> Effect[Outcome]:
+        return Effect(_async_only, functools.partial(_run_statement_async, conn, stmt))
+
+    return await adrive(_transaction(op, write, execute))
+
+
+def _sync_only() -> Awaitable[Outcome]:
+    raise TypeError("a sqlite3 connection runs statements blocking: use run_sync")
+
+
+def _async_only() -> Outcome:
+    raise TypeError("an aiosqlite connection runs statements awaited: use run_async")

@@ -7,20 +7,11 @@ the field and the fix, so a model reading it as a tool observation can correct t
 
 from __future__ import annotations
 
-from noema_graph.errors import NoemaError
+from noema_graph.errors import FieldError, NoemaError
 
 
-class ToolInputError(NoemaError, ValueError):
+class ToolInputError(FieldError):
     """An argument of a domain operation is invalid; the message names the field and the fix."""
-
-    def __init__(self, field: str, message: str, *, fix: str | None = None) -> None:
-        """Build the error for ``field`` with an optional suggested ``fix``."""
-        self.field = field
-        self.fix = fix
-        text = f"{field}: {message}"
-        if fix:
-            text += f" (fix: {fix})"
-        super().__init__(text)
 
 
 class RecordNotFound(ToolInputError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +24,16 @@ class Row(BaseModel):
     """Base of every row model: immutable, unknown fields rejected."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row, **decoded: Any) -> Self:
+        """Build the model from the row's columns of the same names; ``decoded`` wins.
+
+        Columns the model has no field for are ignored; ``decoded`` carries the values that
+        are stored encoded (timestamps, JSON, state numbers).
+        """
+        columns = {key: value for key, value in dict(row).items() if key in cls.model_fields}
+        return cls.model_validate({**columns, **decoded})
 
 
 class User(Row):
@@ -148,13 +158,8 @@ class CardFlag(Row):
 
 def card_from_row(row: sqlite3.Row, concepts: tuple[str, ...] = ()) -> Card:
     """Build a :class:`Card` from a ``cards`` row."""
-    return Card(
-        id=row["id"],
-        deck_id=row["deck_id"],
-        category_id=row["category_id"],
-        kind=row["kind"],
-        front=row["front"],
-        back=row["back"],
+    return Card.from_row(
+        row,
         tags=tuple(json.loads(row["tags"])),
         concepts=concepts,
         created_at=from_db(row["created_at"]),
@@ -164,29 +169,15 @@ def card_from_row(row: sqlite3.Row, concepts: tuple[str, ...] = ()) -> Card:
 
 def review_from_row(row: sqlite3.Row) -> Review:
     """Build a :class:`Review` from a ``reviews`` row."""
-    return Review(
-        id=row["id"],
-        card_id=row["card_id"],
-        user_id=row["user_id"],
-        rating=row["rating"],
-        response_time_ms=row["response_time_ms"],
-        confidence=row["confidence"],
-        reviewed_at=from_db(row["reviewed_at"]),
-    )
+    return Review.from_row(row, reviewed_at=from_db(row["reviewed_at"]))
 
 
 def state_from_row(row: sqlite3.Row) -> CardState:
     """Build a :class:`CardState` from a ``card_states`` row."""
     last = row["last_review"]
-    return CardState(
-        user_id=row["user_id"],
-        card_id=row["card_id"],
+    return CardState.from_row(
+        row,
         state=FSRS_STATE_NAMES[row["state"]],
-        step=row["step"],
-        stability=row["stability"],
-        difficulty=row["difficulty"],
         due=from_db(row["due"]),
         last_review=from_db(last) if last is not None else None,
-        reps=row["reps"],
-        lapses=row["lapses"],
     )

@@ -20,6 +20,7 @@ from typing import Any, Self, TypeVar
 import aiosqlite
 from pydantic import BaseModel, ValidationError
 
+from noema_graph.closing import Closeable
 from noema_graph.noema.driver import Op, connect_async, connect_sync, run_async, run_sync
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.migrations import MigrationReport, current_version, migrate
@@ -60,7 +61,7 @@ def validate_arguments(name: str, arguments: dict[str, Any]) -> BaseModel:
         ) from None
 
 
-class LearningStore:
+class LearningStore(Closeable):
     """Synchronous store over ``sqlite3``, for scripts, notebooks and the demo writer."""
 
     def __init__(self, conn: sqlite3.Connection, report: MigrationReport) -> None:
@@ -100,17 +101,6 @@ class LearningStore:
     def close(self) -> None:
         """Close the connection."""
         self.connection.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class AsyncLearningStore:

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 
+from noema_graph.closing import Closeable
 from noema_graph.persistence import connect
 from noema_graph.state.models import utc_now
 
@@ -102,7 +102,7 @@ class LoggedEvent:
         return {name: getattr(self, name) for name in _COLUMNS}
 
 
-class EventLog:
+class EventLog(Closeable):
     """Append events to, and query them from, the ``noema_events`` table of a SQLite file.
 
     Every append is its own committed transaction. The connection may be shared with a
@@ -133,17 +133,6 @@ class EventLog:
         """Close the connection if this log opened it."""
         if self._owned:
             self.conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def append(self, type_: str, *, data: Mapping[str, Any] | None = None, **columns: Any) -> int:
         """Append one event and commit it; return its sequence number.

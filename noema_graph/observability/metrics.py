@@ -73,32 +73,42 @@ class AgentSummary:
     error_rate_by_code: dict[str, float]
 
 
+COUNTERS: dict[str, tuple[str, str]] = {
+    "noema.agent.executions": ("{run}", "Finished runs by success."),
+    "noema.agent.tokens": ("{token}", "Tokens used by runs."),
+    "noema.agent.errors": ("{run}", "Failed runs by error code."),
+    "noema.tool.calls": ("{call}", "Tool calls by tool and status."),
+}
+"""OpenTelemetry counters the registry mirrors its records to: name -> (unit, description)."""
+HISTOGRAMS: dict[str, tuple[str, str]] = {
+    "noema.agent.duration": ("ms", "Run execution time."),
+    "noema.agent.iterations": ("{iteration}", "Iterations per run."),
+    "noema.agent.cost": ("USD", "Estimated cost per run."),
+}
+"""OpenTelemetry histograms the registry mirrors its records to: name -> (unit, description)."""
+
+
 class _Instruments:
-    """The OpenTelemetry instruments the registry mirrors its records to."""
+    """The OpenTelemetry instruments of :data:`COUNTERS` and :data:`HISTOGRAMS`, by name."""
 
     def __init__(self, provider: MeterProvider | None) -> None:
         meter = (provider or metrics.get_meter_provider()).get_meter(METER_NAME)
-        self.executions = meter.create_counter(
-            "noema.agent.executions", unit="{run}", description="Finished runs by success."
-        )
-        self.duration = meter.create_histogram(
-            "noema.agent.duration", unit="ms", description="Run execution time."
-        )
-        self.iterations = meter.create_histogram(
-            "noema.agent.iterations", unit="{iteration}", description="Iterations per run."
-        )
-        self.cost = meter.create_histogram(
-            "noema.agent.cost", unit="USD", description="Estimated cost per run."
-        )
-        self.tokens = meter.create_counter(
-            "noema.agent.tokens", unit="{token}", description="Tokens used by runs."
-        )
-        self.errors = meter.create_counter(
-            "noema.agent.errors", unit="{run}", description="Failed runs by error code."
-        )
-        self.tool_calls = meter.create_counter(
-            "noema.tool.calls", unit="{call}", description="Tool calls by tool and status."
-        )
+        self._counters = {
+            name: meter.create_counter(name, unit=unit, description=description)
+            for name, (unit, description) in COUNTERS.items()
+        }
+        self._histograms = {
+            name: meter.create_histogram(name, unit=unit, description=description)
+            for name, (unit, description) in HISTOGRAMS.items()
+        }
+
+    def add(self, name: str, amount: int, attributes: dict[str, Any]) -> None:
+        """Add ``amount`` to the counter ``name``."""
+        self._counters[name].add(amount, attributes)
+
+    def record(self, name: str, value: float, attributes: dict[str, Any]) -> None:
+        """Record ``value`` in the histogram ``name``."""
+        self._histograms[name].record(value, attributes)
 
 
 class MetricsRegistry:
@@ -132,14 +142,15 @@ class MetricsRegistry:
             stats.total_tokens += tokens
             if not success:
                 stats.errors[error_code or "unknown"] += 1
-        attrs = {"agent": agent}
-        self._otel.executions.add(1, {**attrs, "success": success})
-        self._otel.duration.record(duration_ms, attrs)
-        self._otel.iterations.record(iterations, attrs)
-        self._otel.cost.record(cost_usd or 0.0, attrs)
-        self._otel.tokens.add(tokens, attrs)
+        attrs: dict[str, Any] = {"agent": agent}
+        otel = self._otel
+        otel.add("noema.agent.executions", 1, {**attrs, "success": success})
+        otel.record("noema.agent.duration", duration_ms, attrs)
+        otel.record("noema.agent.iterations", iterations, attrs)
+        otel.record("noema.agent.cost", cost_usd or 0.0, attrs)
+        otel.add("noema.agent.tokens", tokens, attrs)
         if not success:
-            self._otel.errors.add(1, {**attrs, "error.code": error_code or "unknown"})
+            otel.add("noema.agent.errors", 1, {**attrs, "error.code": error_code or "unknown"})
 
     def record_tool(self, agent: str, tool: str, *, status: str) -> None:
         """Count one tool call of ``agent``."""
@@ -148,7 +159,7 @@ class MetricsRegistry:
             stats.tool_calls[tool] += 1
             if status != "ok":
                 stats.tool_errors[tool] += 1
-        self._otel.tool_calls.add(1, {"agent": agent, "tool": tool, "status": status})
+        self._otel.add("noema.tool.calls", 1, {"agent": agent, "tool": tool, "status": status})
 
     def snapshot(self) -> dict[str, AgentSummary]:
         """Return a summary per agent name."""

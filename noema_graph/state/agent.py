@@ -32,11 +32,12 @@ from noema_graph.state.reducers import (
 )
 
 
-class AgentState(TypedDict, total=False):
-    """State of the agent graph.
+class RouteState(TypedDict, total=False):
+    """The agent graph's channels that limits and routing depend on.
 
-    ``messages`` and ``trace`` are delta channels (linear checkpoint growth). Counters are
-    reset by ``plan`` at the start of every run on the thread.
+    Routers are registered with this schema, so LangGraph reads only these channels (not the
+    output contract, memory or outcome) each time it routes. ``messages`` and ``trace`` are
+    delta channels (linear checkpoint growth).
     """
 
     messages: Annotated[list[AnyMessage], DeltaChannel(merge_messages)]
@@ -51,41 +52,23 @@ class AgentState(TypedDict, total=False):
     last_reflection_at: int
     reflection: Reflection | None
     loop_guard: LoopGuard | None
-    answer_only: bool
     cancelled: bool
     llm_error: str | None
-    memory_context: list[dict[str, Any]]
-    tool_decisions: dict[str, Decision]
     hook_error: HookFailure | None
-    outcome: Annotated[NodeOutcome | None, latest]
-    output: dict[str, Any]
+    tool_decisions: dict[str, Decision]
     remaining_steps: RemainingSteps
 
 
-class RouteState(TypedDict, total=False):
-    """What the agent graph's routers read: the channels limits and routing depend on.
+class AgentState(RouteState, total=False):
+    """State of the agent graph: the routers' channels and those only nodes read.
 
-    Routers are registered with this schema, so LangGraph reads only these channels (not the
-    output contract, memory or outcome) each time it routes.
+    Counters are reset by ``plan`` at the start of every run on the thread.
     """
 
-    messages: list[AnyMessage]
-    trace: list[ReasoningStep]
-    usage: Usage
-    elapsed_s: float
-    tool_time: ToolTime
-    run: RunInfo
-    plan: TaskPlan | None
-    iteration: int
-    replans: int
-    last_reflection_at: int
-    reflection: Reflection | None
-    loop_guard: LoopGuard | None
-    cancelled: bool
-    llm_error: str | None
-    hook_error: HookFailure | None
-    tool_decisions: dict[str, Decision]
-    remaining_steps: RemainingSteps
+    answer_only: bool
+    memory_context: list[dict[str, Any]]
+    outcome: Annotated[NodeOutcome | None, latest]
+    output: dict[str, Any]
 
 
 class AskState(TypedDict, total=False):

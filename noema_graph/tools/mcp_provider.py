@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
+from noema_graph.closing import Closeable
 from noema_graph.config import MCPServer
 from noema_graph.errors import ConfigurationError, ToolError
 from noema_graph.observability.tracing import propagation_meta
@@ -73,7 +74,7 @@ def _idempotency(metadata: Mapping[str, Any] | None) -> Idempotency:
     return "non_idempotent"
 
 
-class MCPToolProvider:
+class MCPToolProvider(Closeable):
     """MCP tools with one persistent session per server, usable from sync and async code.
 
     Sessions open at the first :meth:`get_tools`/:meth:`aget_tools` and serve every later
@@ -132,12 +133,6 @@ class MCPToolProvider:
             return
         await asyncio.wrap_future(self._submit(self._aclose_sessions))
         await asyncio.to_thread(self._stop_thread)
-
-    def __enter__(self) -> MCPToolProvider:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     async def __aenter__(self) -> MCPToolProvider:
         return self

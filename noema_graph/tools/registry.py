@@ -8,30 +8,26 @@ from pathlib import Path
 from langchain_core.tools import BaseTool
 
 from noema_graph.config import Permission
-from noema_graph.errors import ConfigurationError
+from noema_graph.registry import Registry
 from noema_graph.tools.langchain_tool import to_langchain_tool
 from noema_graph.tools.results import DEFAULT_MAX_OBSERVATION_CHARS
 from noema_graph.tools.runner import RetryPolicy, ToolRunner
 from noema_graph.tools.spec import ToolContext, ToolSpec
 
 
-class ToolRegistry:
+class ToolRegistry(Registry[ToolSpec]):
     """Holds tools by unique name, in registration order."""
+
+    noun = "tool"
 
     def __init__(self, tools: Iterable[ToolSpec] = ()) -> None:
         """Create a registry, optionally pre-filled with ``tools``."""
-        self._tools: dict[str, ToolSpec] = {}
+        super().__init__()
         self.register_many(tools)
 
     def register(self, spec: ToolSpec) -> ToolSpec:
         """Add ``spec``; a name already taken raises :class:`ConfigurationError`."""
-        if spec.name in self._tools:
-            raise ConfigurationError(
-                "tools",
-                f"a tool named {spec.name!r} is already registered",
-                fix="rename one of the tools or unregister the old one first",
-            )
-        self._tools[spec.name] = spec
+        self._add(spec.name, spec)
         return spec
 
     def register_many(self, specs: Iterable[ToolSpec]) -> None:
@@ -41,28 +37,15 @@ class ToolRegistry:
 
     def get(self, name: str) -> ToolSpec:
         """Return the tool called ``name``; an unknown name raises :class:`ConfigurationError`."""
-        try:
-            return self._tools[name]
-        except KeyError:
-            raise ConfigurationError(
-                "tools", f"no tool named {name!r}", fix=f"use one of {sorted(self._tools)}"
-            ) from None
+        return self._item(name)
 
     def list(self) -> list[ToolSpec]:
         """Return the registered tools in registration order."""
-        return list(self._tools.values())
+        return list(self._items.values())
 
     def unregister(self, name: str) -> ToolSpec:
         """Remove and return the tool called ``name``."""
-        spec = self.get(name)
-        del self._tools[name]
-        return spec
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __len__(self) -> int:
-        return len(self._tools)
+        return self._pop(name)
 
     def as_langchain_tools(
         self,
@@ -97,5 +80,5 @@ class ToolRegistry:
         runner = ToolRunner(context, retry=retry)
         return [
             to_langchain_tool(spec, runner, max_observation_chars=max_observation_chars)
-            for spec in self._tools.values()
+            for spec in self._items.values()
         ]

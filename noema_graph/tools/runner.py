@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from langchain_core.tools import ToolException
 
+from noema_graph.effects import Effect, Steps, adrive, drive
 from noema_graph.errors import ToolError
 from noema_graph.tools.results import (
     ToolFailure,
@@ -84,34 +85,26 @@ class ToolRunner:
 
     def run(self, spec: ToolSpec, arguments: object) -> ToolResult:
         """Run ``spec`` synchronously; never raises for recoverable failures."""
-        prepared = self._prepare(spec, arguments)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        attempt = 1
-        while True:
-            try:
-                return normalize_output(self._call_blocking(spec, prepared))
-            except Exception as exc:
-                result = self._classify(spec, exc, attempt)
-            if result is not None:
-                return result
-            time.sleep(self.retry.delay(attempt))
-            attempt += 1
+        return drive(self._attempts(spec, arguments))
 
     async def arun(self, spec: ToolSpec, arguments: object) -> ToolResult:
         """Run ``spec`` from async code; never raises for recoverable failures."""
+        return await adrive(self._attempts(spec, arguments))
+
+    def _attempts(self, spec: ToolSpec, arguments: object) -> Steps[ToolResult]:
+        """Check, call and retry ``spec``, written once for :meth:`run` and :meth:`arun`."""
         prepared = self._prepare(spec, arguments)
         if isinstance(prepared, ToolResult):
             return prepared
         attempt = 1
         while True:
             try:
-                return normalize_output(await self._call_async(spec, prepared))
+                return normalize_output((yield self._call(spec, prepared)))
             except Exception as exc:
                 result = self._classify(spec, exc, attempt)
             if result is not None:
                 return result
-            await asyncio.sleep(self.retry.delay(attempt))
+            yield _pause(self.retry.delay(attempt))
             attempt += 1
 
     def timeout_for(self, spec: ToolSpec) -> float:
@@ -166,6 +159,12 @@ class ToolRunner:
             )
         return result
 
+    def _call(self, spec: ToolSpec, kwargs: dict[str, Any]) -> Effect[object]:
+        return Effect(
+            functools.partial(self._call_blocking, spec, kwargs),
+            functools.partial(self._call_async, spec, kwargs),
+        )
+
     def _call_blocking(self, spec: ToolSpec, kwargs: dict[str, Any]) -> object:
         timeout = self.timeout_for(spec)
         if spec.is_async:
@@ -187,6 +186,11 @@ class ToolRunner:
         loop = asyncio.get_running_loop()
         call = functools.partial(spec.handler, **kwargs)
         return await asyncio.wait_for(loop.run_in_executor(_worker_pool(), call), timeout)
+
+
+def _pause(seconds: float) -> Effect[None]:
+    """Return the effect of waiting ``seconds`` between two attempts."""
+    return Effect(functools.partial(time.sleep, seconds), functools.partial(asyncio.sleep, seconds))
 
 
 def run_coroutine_blocking(factory: Callable[[], Awaitable[object]], timeout: float) -> object:

@@ -140,6 +140,33 @@ def test_definition_validation_names_the_field(overrides: dict[str, Any], field:
         _definition(**overrides)
 
 
+def test_catalog_tables_become_definitions() -> None:
+    from noema_graph.agents.catalog import LIMITS, load_definitions
+
+    (echo,) = load_definitions(
+        '[calibration]\ndescription = "Echo."\ntools = ["get_card"]\n'
+        'output_schema = "NextCard"\nlimits = "quick"\n'
+    )
+    assert (echo.name, echo.prompt, echo.tools) == ("calibration", "calibration", ("get_card",))
+    assert echo.output_schema is schemas.NextCard and echo.limits == LIMITS["quick"]
+    assert [d.name for d in DEFINITIONS][:2] == ["learning", "diagnostic"]
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [
+        ('output_schema = "Nope"\nlimits = "quick"', "catalog.x.output_schema"),
+        ('output_schema = "NextCard"\nlimits = "slow"', "catalog.x.limits"),
+        ('output_schema = "NextCard"\nlimits = "quick"\ntools = ["nope"]', "tools"),
+    ],
+)
+def test_catalog_errors_name_the_entry_and_field(table: str, field: str) -> None:
+    from noema_graph.agents.catalog import load_definitions
+
+    with pytest.raises(ConfigurationError, match=field):
+        load_definitions(f'[x]\ndescription = "X."\n{table}\n')
+
+
 def test_definition_config_carries_limits_and_overrides() -> None:
     definition = default_registry().get("learning")
     config = definition.to_config("instr", max_iterations=9)

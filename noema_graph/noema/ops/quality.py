@@ -53,41 +53,42 @@ class QualityReport(OpResult):
     issues: list[QualityIssue]
 
 
+SEVERITY: dict[IssueKind, Severity] = {
+    "exact_duplicate": "medium",
+    "near_duplicate": "low",
+    "empty_front": "high",
+    "empty_back": "high",
+    "cloze_without_deletion": "high",
+    "duplicate_cloze_deletion": "medium",
+}
+"""How bad each kind of issue is."""
+
+
+def _issue(card_id: int, kind: IssueKind, detail: str, related: int | None = None) -> QualityIssue:
+    return QualityIssue(
+        card_id=card_id,
+        kind=kind,
+        severity=SEVERITY[kind],
+        detail=detail,
+        related_card_ids=[] if related is None else [related],
+    )
+
+
 def card_issues(row: sqlite3.Row) -> list[QualityIssue]:
     """Return the issues visible on one card alone (empty sides, ambiguous clozes)."""
     found: list[QualityIssue] = []
     card_id, front = int(row["id"]), str(row["front"])
     if not front.strip():
-        found.append(
-            QualityIssue(
-                card_id=card_id, kind="empty_front", severity="high", detail="the front is empty"
-            )
-        )
+        found.append(_issue(card_id, "empty_front", "the front is empty"))
     if not str(row["back"]).strip():
-        found.append(
-            QualityIssue(
-                card_id=card_id, kind="empty_back", severity="high", detail="the back is empty"
-            )
-        )
+        found.append(_issue(card_id, "empty_back", "the back is empty"))
     if row["kind"] == "cloze" and front.strip():
         if not cloze_deletions(front):
-            found.append(
-                QualityIssue(
-                    card_id=card_id,
-                    kind="cloze_without_deletion",
-                    severity="high",
-                    detail="cloze card has no {{c1::...}} deletion",
-                )
-            )
+            detail = "cloze card has no {{c1::...}} deletion"
+            found.append(_issue(card_id, "cloze_without_deletion", detail))
         elif (repeated := duplicate_deletion(front)) is not None:
-            found.append(
-                QualityIssue(
-                    card_id=card_id,
-                    kind="duplicate_cloze_deletion",
-                    severity="medium",
-                    detail=f"the answer {repeated!r} is hidden twice",
-                )
-            )
+            detail = f"the answer {repeated!r} is hidden twice"
+            found.append(_issue(card_id, "duplicate_cloze_deletion", detail))
     return found
 
 
@@ -106,25 +107,11 @@ def duplicate_issues(rows: list[sqlite3.Row]) -> list[QualityIssue]:
             continue
         key, folded = (front.strip(), back.strip()), normalise(front)
         if key in exact:
-            found.append(
-                QualityIssue(
-                    card_id=card_id,
-                    kind="exact_duplicate",
-                    severity="medium",
-                    detail="same front and back as an earlier card",
-                    related_card_ids=[exact[key]],
-                )
-            )
+            detail = "same front and back as an earlier card"
+            found.append(_issue(card_id, "exact_duplicate", detail, exact[key]))
         elif folded in near:
-            found.append(
-                QualityIssue(
-                    card_id=card_id,
-                    kind="near_duplicate",
-                    severity="low",
-                    detail="same question as an earlier card, written differently",
-                    related_card_ids=[near[folded]],
-                )
-            )
+            detail = "same question as an earlier card, written differently"
+            found.append(_issue(card_id, "near_duplicate", detail, near[folded]))
         exact.setdefault(key, card_id)
         near.setdefault(folded, card_id)
     return found
