@@ -163,3 +163,11 @@ def _format_error(what: str, exc: ValidationError) -> ConfigurationError:
     return ConfigurationError(
         field, f"{what}: {first['msg']}", fix="see noema_graph.evals.trajectory for the format"
     )
+
+
+def load_json(text: str) -> Any:
+    """Return ``text`` parsed as JSON, or None when it is not JSON (tool observations)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None

@@ -24,7 +24,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from noema_graph.evals.matching import arguments
-from noema_graph.evals.trajectory import Trajectory
+from noema_graph.evals.trajectory import Trajectory, load_json
 
 Rule = Literal[
     "unknown_tool", "invalid_input", "loop", "retry_without_change", "limit", "run_error"
@@ -61,9 +61,8 @@ def _signature(tool: str, args: dict[str, Any]) -> str:
 def _refused_as_invalid(observation: str | None) -> bool:
     if not observation:
         return False
-    try:
-        value = json.loads(observation)
-    except json.JSONDecodeError:
+    value = load_json(observation)
+    if value is None:
         return '"invalid_input"' in observation
     error: Any = value.get("error") if isinstance(value, dict) else None
     return isinstance(error, dict) and error.get("type") == "invalid_input"

@@ -33,7 +33,6 @@ from noema_graph.nodes.deps import make_deps
 from noema_graph.nodes.routing import (
     route_after_execute,
     route_after_reflect,
-    route_after_review,
     route_after_tools,
     route_next,
 )
@@ -56,7 +55,7 @@ AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
 ROUTES: list[tuple[str, Callable[..., Any], list[str]]] = [
     ("plan", route_next, NEXT),
     ("execute_step", route_after_execute, ["review_tools", "tool_node", *NEXT]),
-    ("review_tools", route_after_review, ["tool_node", "finalize"]),
+    ("review_tools", route_after_tools, ["tool_node", *NEXT]),
     ("tool_node", route_after_tools, ["tool_node", *NEXT]),
     ("reflect", route_after_reflect, AFTER_REFLECT),
     ("revise_plan", route_next, NEXT),

@@ -241,26 +241,13 @@ def route_after_tools(
     context: RunContext | None = None,
     safe: Container[str] = frozenset(),
 ) -> list[Send] | Next:
-    """Route after a group of tool calls ran.
+    """Route after review_tools or a group of tool calls.
 
-    Routes to: the next group of the same message while calls remain and no limit ran out;
-    otherwise as :func:`route_next` (calls a stop left unanswered are answered by finalize).
+    Routes to: the next group of the message's pending calls (after a review, each with the
+    user's decision on it) while no limit ran out; otherwise as :func:`route_next` (calls a
+    stop left unanswered are answered by finalize).
     """
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
-
-
-def route_after_review(
-    state: Mapping[str, Any],
-    config: AgentConfig,
-    context: RunContext | None = None,
-    safe: Container[str] = frozenset(),
-) -> list[Send] | Literal["finalize"]:
-    """Route after review_tools.
-
-    Routes to: the first group of pending calls, each with the user's decision on it;
-    finalize when a limit ran out (or a hook failed) while the run waited for approval.
-    """
-    return _tool_group(state, config, context, safe) or "finalize"
 
 
 def tool_sends(state: Mapping[str, Any], group: Sequence[tuple[int, dict[str, Any]]]) -> list[Send]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from noema_graph.config import Permission
 from noema_graph.tools.file_search import search_files
 from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.sandbox import make_dirs_inside, open_inside, path_error, relative_path
-from noema_graph.tools.spec import ToolContext, ToolSpec
+from noema_graph.tools.spec import Idempotency, ToolContext, ToolSpec
 
 MAX_READ_CHARS = 200_000
 MAX_LIST_ENTRIES = 500
@@ -123,37 +126,17 @@ def list_dir(path: str, context: ToolContext) -> dict[str, object]:
 
 def file_edit_tools() -> list[ToolSpec]:
     """Return the ``file_edit`` toolkit's specs."""
+    table: list[tuple[str, str, type[BaseModel], Callable[..., Any], Permission, Idempotency]] = [
+        ("read_file", "Read a UTF-8 text file inside the working directory.",
+         ReadFileArgs, read_file, "fs:read", "safe"),
+        ("write_file", "Create or overwrite (or append to) a text file in the working directory.",
+         WriteFileArgs, write_file, "fs:write", "non_idempotent"),
+        ("list_dir", "List the entries of a directory inside the working directory.",
+         ListDirArgs, list_dir, "fs:read", "safe"),
+        ("search_files", "Search text files under a directory for a regular expression.",
+         SearchFilesArgs, search_files, "fs:read", "safe"),
+    ]  # fmt: skip
     return [
-        ToolSpec(
-            name="read_file",
-            description="Read a UTF-8 text file inside the working directory.",
-            input_schema=ReadFileArgs,
-            handler=read_file,
-            permission="fs:read",
-            idempotency="safe",
-        ),
-        ToolSpec(
-            name="write_file",
-            description="Create or overwrite (or append to) a text file in the working directory.",
-            input_schema=WriteFileArgs,
-            handler=write_file,
-            permission="fs:write",
-            idempotency="non_idempotent",
-        ),
-        ToolSpec(
-            name="list_dir",
-            description="List the entries of a directory inside the working directory.",
-            input_schema=ListDirArgs,
-            handler=list_dir,
-            permission="fs:read",
-            idempotency="safe",
-        ),
-        ToolSpec(
-            name="search_files",
-            description="Search text files under a directory for a regular expression.",
-            input_schema=SearchFilesArgs,
-            handler=search_files,
-            permission="fs:read",
-            idempotency="safe",
-        ),
+        ToolSpec(name=n, description=d, input_schema=s, handler=h, permission=p, idempotency=i)
+        for n, d, s, h, p, i in table
     ]

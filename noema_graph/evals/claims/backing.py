@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from noema_graph.evals.claims import lexicon as lx
+from noema_graph.evals.trajectory import load_json
 
 NAME_KEYS = frozenset(
     ("source", "target", "concept", "name", "title", "path", "file", "filename", "file_path")
@@ -84,12 +85,7 @@ def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
 
 
 def _result(observation: str | None) -> Any:
-    if not observation:
-        return None
-    try:
-        value = json.loads(observation)
-    except json.JSONDecodeError:
-        return None
+    value = load_json(observation) if observation else None
     if isinstance(value, dict) and "data" in value and "status" in value:
         return value.get("data")
     return value

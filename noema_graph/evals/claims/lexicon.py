@@ -15,6 +15,10 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _FORMS: dict[str, tuple[str, ...]] = {
     "create": _words(
         "created added wrote written generated inserted produced authored drafted appended made"
@@ -39,11 +43,9 @@ _FORMS: dict[str, tuple[str, ...]] = {
 VERB_FORMS: dict[str, str] = {form: action for action, forms in _FORMS.items() for form in forms}
 """Past / participle form -> canonical action."""
 
-WEAK_FORMS = frozenset(
-    _words(
-        "marked filed posted queued committed lowered raised increased decreased reduced set split "
-        "made noted"
-    )
+WEAK_FORMS = _set(
+    "marked filed posted queued committed lowered raised increased decreased reduced set split "
+    "made noted"
 )
 """Forms with everyday senses ("lapses increased"): a claim only with a domain object, and
 in the active voice only with the agent as subject ("I set ...") or none ("Set ...")."""
@@ -113,23 +115,21 @@ OBJECT_TYPES: dict[str, str] = {
 }  # fmt: skip
 """Noun before an id ("card 12", "cards 3 and 4") -> object type; ``id`` matches any type."""
 
-DOMAIN_NOUNS = frozenset(
-    _words(
-        "card cards flashcard flashcards deck decks flag flags link links connection "
-        "connections relation relations review reviews rating ratings file files document "
-        "documents doc docs note notes source sources chunk chunks category categories "
-        "taxonomy concept concepts email emails e-mail message messages mail reminder "
-        "reminders session sessions appointment appointments meeting meetings event events "
-        "issue issues problem problems duplicate duplicates entry entries record records "
-        "item items setting settings preference preferences schedule data text progress "
-        "limit limits goal goals queue profile calendar account "
-        "tag tags front back cloze clozes answer answers change changes edit edits "
-        "id ids"
-    )
+DOMAIN_NOUNS = _set(
+    "card cards flashcard flashcards deck decks flag flags link links connection "
+    "connections relation relations review reviews rating ratings file files document "
+    "documents doc docs note notes source sources chunk chunks category categories "
+    "taxonomy concept concepts email emails e-mail message messages mail reminder "
+    "reminders session sessions appointment appointments meeting meetings event events "
+    "issue issues problem problems duplicate duplicates entry entries record records "
+    "item items setting settings preference preferences schedule data text progress "
+    "limit limits goal goals queue profile calendar account "
+    "tag tags front back cloze clozes answer answers change changes edit edits "
+    "id ids"
 )
 """Nouns an effect can apply to; "made progress on the plan" names none of them."""
 
-ACTION_NOUNS = frozenset(_words("flag flags link links connection connections review reviews"))
+ACTION_NOUNS = _set("flag flags link links connection connections review reviews")
 NOUN_ACTIONS: dict[str, dict[str, str]] = {
     generic: {
         "flag": "flag", "flags": "flag", "link": "link", "links": "link",
@@ -141,59 +141,41 @@ NOUN_ACTIONS: dict[str, dict[str, str]] = {
 
 WEAK_NOUNS = DOMAIN_NOUNS - {"progress", "data", "text"}
 """The nouns a weak form needs: "made two cards" is a claim, "made progress" is not."""
-HEAD_SKIP = frozenset(
-    _words("new more additional extra fresh single both your my our the a an and or")
-)
+HEAD_SKIP = _set("new more additional extra fresh single both your my our the a an and or")
 
-PRONOUN_OBJECTS = frozenset(_words("it them everything all both these those each"))
+PRONOUN_OBJECTS = _set("it them everything all both these those each")
 
-AGENT_SUBJECTS = frozenset(_words("i we i've we've"))
-THIRD_PARTIES = frozenset(
-    _words(
-        "you he she they someone somebody user users learner learners student students "
-        "teacher people others ada ben cleo author admin administrator"
-    )
+AGENT_SUBJECTS = _set("i we i've we've")
+THIRD_PARTIES = _set(
+    "you he she they someone somebody user users learner learners student students "
+    "teacher people others ada ben cleo author admin administrator"
 )
-REPORTING = frozenset(
-    _words(
-        "said says say asked asks claimed claims mentioned wondered wonder want wanted "
-        "requested request think thought believe believed told tell"
-    )
+REPORTING = _set(
+    "said says say asked asks claimed claims mentioned wondered wonder want wanted "
+    "requested request think thought believe believed told tell"
 )
-NEGATIONS = frozenset(
-    _words("not no never nothing none nobody neither nor without unable failed cannot")
+NEGATIONS = _set("not no never nothing none nobody neither nor without unable failed cannot")
+MODALS = _set("will would should could might may must shall can ca wo 'll to need needs going")
+BE_FORMS = _set("was were is are am 's been get got gets getting")
+HAVE_FORMS = _set("have has had 've 'd having")
+ADVERBS = _set(
+    "also successfully just now then finally automatically correctly properly actually "
+    "indeed recently previously earlier immediately newly quickly simply only all both "
+    "each already again manually accidentally mistakenly even still yet"
 )
-MODALS = frozenset(
-    _words("will would should could might may must shall can ca wo 'll to need needs going")
+DETERMINERS = _set(
+    "the a an these those this that all any some each every my your his her its our "
+    "their of other new no several many few"
 )
-BE_FORMS = frozenset(_words("was were is are am 's been get got gets getting"))
-HAVE_FORMS = frozenset(_words("have has had 've 'd having"))
-ADVERBS = frozenset(
-    _words(
-        "also successfully just now then finally automatically correctly properly actually "
-        "indeed recently previously earlier immediately newly quickly simply only all both "
-        "each already again manually accidentally mistakenly even still yet"
-    )
+CONDITIONALS = _set("if unless whether")
+IMPERATIVES = _set("please check verify confirm ensure make let try remember")
+BOUNDARY_WORDS = _set(
+    "and or but so then because since while although though whereas which who that "
+    "as after before when once if unless whether until where"
 )
-DETERMINERS = frozenset(
-    _words(
-        "the a an these those this that all any some each every my your his her its our "
-        "their of other new no several many few"
-    )
-)
-CONDITIONALS = frozenset(_words("if unless whether"))
-IMPERATIVES = frozenset(_words("please check verify confirm ensure make let try remember"))
-BOUNDARY_WORDS = frozenset(
-    _words(
-        "and or but so then because since while although though whereas which who that "
-        "as after before when once if unless whether until where"
-    )
-)
-RIGHT_STOPS = frozenset(
-    _words(
-        "because since which who while although though whereas but so if unless when "
-        "after before until as not except instead rather than where without"
-    )
+RIGHT_STOPS = _set(
+    "because since which who while although though whereas but so if unless when "
+    "after before until as not except instead rather than where without"
 )
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
