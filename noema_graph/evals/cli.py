@@ -137,6 +137,26 @@ def eval_command(
     console.print(_table(report["summary"]))
 
 
+def _evaluators(
+    agents: set[str], scoring: tuple[str, str, str, float, int | None]
+) -> dict[str, Any]:
+    """Return one TrajectoryEvaluator per agent, each knowing that agent's tool schemas."""
+    from noema_graph.evals.evaluator import TrajectoryEvaluator
+    from noema_graph.evals.runner import tool_schemas
+
+    trajectory_match, args_match, scorer, tolerance, _ = scoring
+    return {
+        name: TrajectoryEvaluator(
+            trajectory_match=trajectory_match,  # type: ignore[arg-type]
+            args_match=args_match,  # type: ignore[arg-type]
+            final_scorer=scorer,
+            tolerance=tolerance,
+            tools=tool_schemas(name),
+        )
+        for name in agents
+    }
+
+
 def _evaluate(
     dataset: Path,
     agent: str,
@@ -149,23 +169,13 @@ def _evaluate(
 ) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from noema_graph.evals.evaluator import TrajectoryEvaluator, summarize
-    from noema_graph.evals.runner import item_agent, run_items, select_items, tool_schemas
+    from noema_graph.evals.evaluator import summarize
+    from noema_graph.evals.runner import item_agent, run_items, select_items
     from noema_graph.evals.trajectory import load_dataset
     from noema_graph.noema import write_demo_data
 
-    trajectory_match, args_match, scorer, tolerance, limit = scoring
-    items = select_items(load_dataset(dataset), agent)[:limit]
-    evaluators = {
-        name: TrajectoryEvaluator(
-            trajectory_match=trajectory_match,  # type: ignore[arg-type]
-            args_match=args_match,  # type: ignore[arg-type]
-            final_scorer=scorer,
-            tolerance=tolerance,
-            tools=tool_schemas(name),
-        )
-        for name in {item_agent(item, agent) for item in items}
-    }
+    items = select_items(load_dataset(dataset), agent)[: scoring[4]]
+    evaluators = _evaluators({item_agent(item, agent) for item in items}, scoring)
     report = _load_out(out)
     done = {r["id"] for r in report["results"]}
     todo = [item for item in items if item.id not in done]
