@@ -146,4 +146,6 @@ def subagent_tool(
         args_schema=ConsultInput,
         response_format="content_and_artifact",
         handle_tool_error=True,
+        # the child's run has its own time budget and ends in its finalize: no call timeout
+        metadata={"timeout_s": None},
     )

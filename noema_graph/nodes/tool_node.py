@@ -138,8 +138,18 @@ def _ledger_status(exc: GraphBubbleUp) -> LedgerStatus:
     return "paused" if isinstance(exc, GraphInterrupt) else "done"
 
 
+def timeout_of(tool: BaseTool, deps: AgentDeps) -> float | None:
+    """Return the call timeout of ``tool``: its ``metadata["timeout_s"]``, else the config's.
+
+    A tool that bounds itself (a subagent, whose run has its own time budget) declares
+    ``timeout_s: None``.
+    """
+    meta = tool.metadata or {}
+    return meta.get("timeout_s", deps.config.tool_timeout_s)
+
+
 def _invoke(tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps) -> Steps[Any]:
-    """Run the tool within the per-call timeout and the run's abort switch."""
+    """Run the tool within its call timeout and the run's abort switch."""
     payload = {**task["tool_call"], "type": "tool_call"}
     with run_scope(_scope(task, runtime)):
         return (
@@ -147,7 +157,7 @@ def _invoke(tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDe
                 lambda: tool.invoke(payload),
                 lambda: tool.ainvoke(payload),
                 ctx(runtime),
-                timeout=deps.config.tool_timeout_s,
+                timeout=timeout_of(tool, deps),
             )
         )
 
@@ -167,7 +177,7 @@ def _run(
             yield from settle(ledger, thread, call, _ledger_status(exc))
         raise
     except Deadline:
-        timeout = deps.config.tool_timeout_s
+        timeout = timeout_of(tool, deps)
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
     except Cancelled:
         message = _error_message(task, "Interrupted: the run was cancelled during this call.")

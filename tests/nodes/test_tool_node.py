@@ -307,3 +307,19 @@ def test_a_rejected_call_is_answered_without_running(path: Path) -> None:
     (message,) = update["messages"]
     assert message.status == "error" and "rejected this call. Reason: too much" in message.content
     assert COUNT == [] and SPEC.outcome(update) == (Outcome.SKIP, "rejected by the user")
+
+
+def test_a_tool_may_set_its_own_call_timeout(path: Path) -> None:
+    def quick_enough() -> str:
+        return "ok"
+
+    bounded_tool = StructuredTool.from_function(
+        quick_enough, name="own", description="Own timeout.", metadata={"timeout_s": None}
+    )
+    from noema_graph.nodes.tool_node import timeout_of
+
+    made = deps(tools=[bounded_tool], tool_timeout_s=0.2)
+    assert timeout_of(bounded_tool, made) is None
+    assert timeout_of(add, made) == 0.2
+    update = run(tool_node(group(call("own")), runtime(), made), path)
+    assert update["messages"][0].content == "ok"
