@@ -14,10 +14,10 @@ from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.memory import persist_steps
+from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.grounding import grounded_schema, observed
 from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usage_of
 from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason

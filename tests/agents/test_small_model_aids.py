@@ -12,9 +12,9 @@ from noema_graph.agents import default_registry, schemas
 from noema_graph.agents.domain_tools import domain_registry, offered_input
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
+from noema_graph.models.grounding import Observed, grounded_schema, observed
 from noema_graph.nodes.execute_step import ANSWER_NOW_NOTE, ANSWER_ONLY_NOTE, answer_only_note
 from noema_graph.nodes.finalize import observations_text
-from noema_graph.nodes.grounding import Observed, grounded_schema, observed
 from noema_graph.noema import DemoSummary, LearningStore
 from noema_graph.protocols.react import parse_response
 from noema_graph.state.models import ReasoningStep, ToolAction
