@@ -154,8 +154,9 @@ def bwrap_argv(bwrap: str, *, root: Path, network: bool, policy: SandboxPolicy) 
             argv += ["--ro-bind", os.devnull, path]
     for path in hidden:
         argv += ["--tmpfs", path]
+    covered = [*hidden, "/tmp", "/dev/shm"]  # the private tmpfs hide what was there too
     for path in _needed_paths(network):
-        if any(_is_within(path, h) for h in hidden):
+        if any(_is_within(path, h) for h in covered):
             argv += ["--ro-bind-try", path, path]
     argv += ["--bind", str(root), str(root)]
     for path in hidden:
