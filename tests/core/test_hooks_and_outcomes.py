@@ -12,15 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph import HookCall, Hooks, HookVeto, Outcome
 from noema_graph.errors import ConfigurationError
 from noema_graph.graphs import build_agent_graph, build_ask_graph
-from noema_graph.nodes import (
-    execute_step,
-    finalize,
-    plan,
-    reflect,
-    review_tools,
-    revise_plan,
-    tool_node,
-)
+from noema_graph.graphs.agent import SPECS
 from noema_graph.nodes.middleware import stamp
 from noema_graph.state.models import HookFailure, Reflection
 from noema_graph.state.outcome import run_outcome
@@ -240,16 +232,7 @@ def test_run_outcome(
     ],
 )
 def test_classify_node_updates(node: str, update: dict[str, Any], expected: Outcome) -> None:
-    specs = [
-        plan.SPEC,
-        execute_step.SPEC,
-        review_tools.SPEC,
-        tool_node.SPEC,
-        reflect.SPEC,
-        revise_plan.SPEC,
-        finalize.SPEC,
-    ]
-    spec = {s.name: s for s in specs}[node]
+    spec = {s.name: s for s in SPECS}[node]
     assert stamp(spec, update, final=node == "finalize").kind is expected
 
 
