@@ -121,9 +121,11 @@ def _wait_thread(run: Callable[[], T], context: RunContext, timeout: float | Non
     while True:
         left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         wait = left if context.abort is None else min(ABORT_POLL_S, left or ABORT_POLL_S)
-        done, _ = concurrent.futures.wait([future], timeout=wait)
-        if done:
-            return future.result()
+        try:
+            return future.result(timeout=wait)
+        except TimeoutError:
+            if future.done():
+                raise  # the work's own TimeoutError, not our wait running out
         if context.aborted():
             future.cancel()
             raise Cancelled("the run was cancelled while this call was in progress")
