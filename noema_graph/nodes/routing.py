@@ -24,6 +24,7 @@ from noema_graph.state.models import (
     ToolTime,
     Usage,
 )
+from noema_graph.tools.concurrency import next_group
 
 # Supersteps left when a router decides to stop: the node it routes to runs one superstep
 # later, and finalize itself needs one, plus margin.
@@ -151,26 +152,6 @@ def pending_calls(state: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
 def pending_tool_calls(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Return the last AI message's tool calls that have no ToolMessage yet."""
     return [call for _, call in pending_calls(state)]
-
-
-def next_group(
-    pending: Sequence[tuple[int, dict[str, Any]]], safe: Container[str], cap: int
-) -> list[tuple[int, dict[str, Any]]]:
-    """Return the calls to run next, keeping the order the model wrote them in.
-
-    A call whose tool is not concurrency-safe runs alone; consecutive safe calls run together,
-    at most ``cap`` at a time. So ``cd`` then ``cp`` never swap, while five reads overlap.
-    """
-    if not pending:
-        return []
-    if str(pending[0][1].get("name")) not in safe:
-        return [pending[0]]
-    group: list[tuple[int, dict[str, Any]]] = []
-    for item in pending:
-        if str(item[1].get("name")) not in safe or len(group) == cap:
-            break
-        group.append(item)
-    return group
 
 
 def plan_complete(state: Mapping[str, Any]) -> bool:

@@ -1,7 +1,7 @@
 """The ``tool_node`` node: run a group of tool calls of the last AI message.
 
 The routers send a message's calls group by group, in message order (see
-:func:`~noema_graph.nodes.routing.next_group`): consecutive concurrency-safe calls run
+:func:`~noema_graph.tools.concurrency.next_group`): consecutive concurrency-safe calls run
 concurrently in one task, any other call runs alone. Each group is checkpointed when it ends,
 so after a crash only unfinished groups run again (a non-idempotent call is always alone, and
 the ledger guards it). Every call is answered by exactly one ToolMessage, errors included.

@@ -8,8 +8,8 @@ order (issue 13, "Honest tool execution").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Container, Mapping, Sequence
+from typing import Any, TypeVar
 
 from langchain_core.tools import BaseTool
 
@@ -33,6 +33,29 @@ def concurrency_safe(tool: BaseTool) -> bool:
     return metadata.get("idempotency") == "safe" or metadata.get("readOnlyHint") is True
 
 
+Call = TypeVar("Call", bound=Mapping[str, Any])
+
+
+def next_group(
+    pending: Sequence[tuple[int, Call]], safe: Container[str], cap: int
+) -> list[tuple[int, Call]]:
+    """Return the calls to run next from ``pending`` (index, call) pairs in message order.
+
+    A call whose tool is not in ``safe`` runs alone; consecutive safe calls run together, at
+    most ``cap`` at a time. So ``cd`` then ``cp`` never swap, while five reads overlap.
+    """
+    if not pending:
+        return []
+    if str(pending[0][1].get("name")) not in safe:
+        return [pending[0]]
+    group: list[tuple[int, Call]] = []
+    for item in pending:
+        if str(item[1].get("name")) not in safe or len(group) == cap:
+            break
+        group.append(item)
+    return group
+
+
 def execution_groups(
     calls: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool]
 ) -> list[list[int]]:
@@ -47,17 +70,11 @@ def execution_groups(
         form one group whose calls may run concurrently; every other call (an unsafe or
         unknown tool) is a group of its own. Each group must finish before the next starts.
     """
+    safe = {name for name, tool in tools.items() if concurrency_safe(tool)}
+    pending = list(enumerate(calls))
     groups: list[list[int]] = []
-    safe_run: list[int] = []
-    for index, call in enumerate(calls):
-        tool = tools.get(str(call.get("name")))
-        if tool is not None and concurrency_safe(tool):
-            safe_run.append(index)
-            continue
-        if safe_run:
-            groups.append(safe_run)
-            safe_run = []
-        groups.append([index])
-    if safe_run:
-        groups.append(safe_run)
+    while pending:
+        group = next_group(pending, safe, cap=len(pending))
+        groups.append([index for index, _ in group])
+        pending = pending[len(group) :]
     return groups
