@@ -21,6 +21,7 @@ from noema_graph.config import AgentConfig
 from noema_graph.effects import Steps, io
 from noema_graph.memory import default_embedder
 from noema_graph.models.grammar import bind_react_grammar
+from noema_graph.models.keep_raw import keep_raw
 from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
@@ -68,6 +69,11 @@ class AgentDeps:
         """Return the offline embedder for semantic memory recall (None: keyword recall)."""
         return default_embedder()
 
+    @cached_property
+    def _structured(self) -> dict[tuple[int, type[BaseModel]], tuple[object, Runnable[Any, Any]]]:
+        """Structured runnables built so far, by (model, schema)."""
+        return {}
+
     @property
     def protocol(self) -> Literal["native", "react"]:
         """Return the action protocol: the config's choice, else the model's default."""
@@ -89,8 +95,15 @@ class AgentDeps:
         """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
         # Plans and reflections are not chat tokens: never stream them (langchain-openai's
         # streamed json_schema path also emits pydantic serializer warnings).
-        quiet = model.model_copy(update={"disable_streaming": True})
-        return structured(quiet, schema, include_raw=True).with_config(tags=["nostream"])
+        key = (id(model), schema)
+        cached = self._structured.get(key)
+        if cached is None or cached[0] is not model:
+            quiet = model.model_copy(update={"disable_streaming": True})
+            runnable = keep_raw(structured(quiet, schema)) or structured(
+                quiet, schema, include_raw=True
+            )
+            cached = self._structured[key] = (model, runnable.with_config(tags=["nostream"]))
+        return cached[1]
 
     @cached_property
     def concurrency_safe(self) -> frozenset[str]:

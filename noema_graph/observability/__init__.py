@@ -7,7 +7,8 @@ one otherwise). Turn the pieces on with:
   :class:`RunContextFilter` and :class:`RedactingFilter`);
 - metrics: read :func:`default_registry` ``.snapshot()``; install an OpenTelemetry
   ``MeterProvider`` (globally or ``MetricsRegistry(meter_provider=...)``) to export them;
-- traces: install an OpenTelemetry ``TracerProvider`` (globally or ``tracer_provider=``);
+- traces: install an OpenTelemetry ``TracerProvider`` (globally or ``tracer_provider=``)
+  before building the graph (a graph built without one records no spans);
 - event log: use a ``SqliteSaver`` checkpointer, or pass ``Observer(event_log=path)``.
 """
 

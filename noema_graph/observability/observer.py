@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
 from opentelemetry import trace
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import INVALID_SPAN, TracerProvider
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import TransientModelError
@@ -70,6 +70,7 @@ class Observer:
         )
         self.metrics = metrics or default_registry()
         self.tracer = get_tracer(tracer_provider)
+        self._own_provider = tracer_provider is not None
         self.auto_event_log = auto_event_log
         self._lock = threading.Lock()
         self._runs: dict[str, RunSpan] = {}
@@ -85,7 +86,14 @@ class Observer:
         tools: Sequence[BaseTool] = (),
         cost: CostFn | None = None,
     ) -> tuple[GraphInfo, list[BaseCallbackHandler]]:
-        """Return what the nodes of one graph are observed with, and the graph's callbacks."""
+        """Return what the nodes of one graph are observed with, and the graph's callbacks.
+
+        Spans are recorded when the observer has its own ``tracer_provider`` or a global
+        OpenTelemetry provider is installed by the time the graph is built; otherwise the
+        graph carries no tracing callbacks and its nodes open no spans (nothing is paid for
+        traces no one collects).
+        """
+        tracing = self.tracing()
         info = GraphInfo(
             agent=config.name,
             version=config.version,
@@ -93,8 +101,17 @@ class Observer:
             final=frozenset({final}),
             sensitive=SensitiveTools(tools),
             event_log=self._event_log_for(checkpointer),
+            tracing=tracing,
         )
+        if not tracing:
+            return info, []
         return info, [OtelCallbackHandler(self.tracer, agent=config.name, cost=cost)]
+
+    def tracing(self) -> bool:
+        """Whether spans go anywhere: an own provider, or a global one that is installed."""
+        return self._own_provider or not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        )
 
     def _event_log_for(self, checkpointer: object) -> EventLog | None:
         if self.event_log is not None or not self.auto_event_log:
@@ -129,7 +146,10 @@ class Observer:
             logger.warning("instrumentation failed before node %s", name, exc_info=True)
             yield None
             return
-        with log_fields(call.fields), trace.use_span(call.span, end_on_exit=False):
+        with (
+            log_fields(call.fields),
+            trace.use_span(call.span, end_on_exit=False) if info.tracing else nullcontext(),
+        ):
             try:
                 yield call
             except GraphInterrupt as exc:
@@ -153,15 +173,19 @@ class Observer:
             if len(self._runs) >= MAX_OPEN_RUNS:
                 oldest = next(iter(self._runs))
                 self._runs.pop(oldest).span.end()
-            span = self.tracer.start_span(
-                f"agent.run {info.agent}",
-                context=parent_context(trace_id),
-                attributes={
-                    "noema.agent": info.agent,
-                    "noema.agent_version": info.version,
-                    "noema.trace_id": trace_id,
-                    "noema.resumed": not start,
-                },
+            span = (
+                INVALID_SPAN
+                if not info.tracing
+                else self.tracer.start_span(
+                    f"agent.run {info.agent}",
+                    context=parent_context(trace_id),
+                    attributes={
+                        "noema.agent": info.agent,
+                        "noema.agent_version": info.version,
+                        "noema.trace_id": trace_id,
+                        "noema.resumed": not start,
+                    },
+                )
             )
             self._runs[trace_id] = run = RunSpan(span)
             if start:

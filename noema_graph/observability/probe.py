@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
 from noema_graph.context import context_of, current_scope
 from noema_graph.observability.eventlog import EventLog
@@ -57,6 +57,8 @@ class GraphInfo:
     final: frozenset[str]
     sensitive: SensitiveTools
     event_log: EventLog | None = None
+    tracing: bool = True
+    """Whether spans are recorded (a TracerProvider was installed when the graph was built)."""
 
 
 @dataclass
@@ -148,11 +150,17 @@ class NodeCall:
         }
         self.started = time.monotonic()
         self.run = observer.run_span(self.trace_id, info, start=self.entry)
-        self.span = observer.tracer.start_span(
-            f"node {name}",
-            context=trace.set_span_in_context(self.run.span),
-            attributes={"noema.node": name, **self._span_attrs()},
+        self.span: Span = (
+            observer.tracer.start_span(
+                f"node {name}",
+                context=trace.set_span_in_context(self.run.span),
+                attributes={"noema.node": name, **self._span_attrs()},
+            )
+            if info.tracing
+            else INVALID_SPAN
         )
+        self.verbose = info.event_log is not None or logger.isEnabledFor(logging.INFO)
+        """Whether anyone reads this call's logs or events (previews are built only then)."""
         if self.entry:
             self._started()
         for task in (self.tasks or {}).values():
@@ -197,10 +205,12 @@ class NodeCall:
     def _tool_invoked(self, task: Mapping[str, Any]) -> None:
         call = task["tool_call"]
         tool, call_id = str(call.get("name")), str(call.get("id"))
-        args = self.info.sensitive.redact(tool, call.get("args"))
         if len(self.tasks or ()) == 1:
             self.span.set_attribute("gen_ai.tool.name", tool)
             self.span.set_attribute("gen_ai.tool.call.id", call_id)
+        if not self.verbose:
+            return
+        args = self.info.sensitive.redact(tool, call.get("args"))
         self.log(
             logging.INFO,
             "tool invoked: %s(%s)",
@@ -248,6 +258,8 @@ class NodeCall:
         if task is not None and step.action is not None:
             self._tool_completed(task, step, number)
             return
+        if not self.verbose:
+            return
         level = _LEVELS.get(step.kind, logging.INFO)
         self.log(
             level,
@@ -271,10 +283,13 @@ class NodeCall:
     def _tool_completed(self, task: Mapping[str, Any], step: ReasoningStep, number: int) -> None:
         call = task["tool_call"]
         tool, call_id = str(call.get("name")), str(call.get("id"))
-        args = self.info.sensitive.redact(tool, call.get("args"))
         self.span.set_attribute("noema.tool.status", step.status)
         if step.status == "error":
             self.span.set_status(Status(StatusCode.ERROR, "tool call failed"))
+        self.observer.metrics.record_tool(self.info.agent, tool, status=step.status)
+        if not self.verbose:
+            return
+        args = self.info.sensitive.redact(tool, call.get("args"))
         self.log(
             logging.WARNING if step.status == "error" else logging.INFO,
             "step %d %s: thought: %s | action: %s(%s) | observation: %s",
@@ -304,7 +319,6 @@ class NodeCall:
                 "observation": _short(step.observation or ""),
             },
         )
-        self.observer.metrics.record_tool(self.info.agent, tool, status=step.status)
 
     def _completed(self, output: Mapping[str, Any]) -> None:
         meta = output.get("metadata") or {}

@@ -169,3 +169,19 @@ def test_propagation_meta_carries_the_trace_into_outgoing_calls(
     trace_id = state["run"].trace_id
     assert meta["noema.trace_id"] == trace_id
     assert meta["traceparent"].split("-")[1] == trace_id
+
+
+def test_without_a_provider_a_graph_pays_for_no_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TracerProvider anywhere: no tracing callbacks, no node spans; one installed: both."""
+    from opentelemetry import trace
+
+    from noema_graph.config import AgentConfig
+
+    observer = Observer(auto_event_log=False)
+    quiet, callbacks = observer.prepare(AgentConfig(), entry="plan", final="finalize")
+    assert not quiet.tracing and callbacks == []
+    monkeypatch.setattr(trace, "get_tracer_provider", TracerProvider)  # one is installed
+    loud, callbacks = observer.prepare(AgentConfig(), entry="plan", final="finalize")
+    assert loud.tracing and len(callbacks) == 1
+    own = Observer(tracer_provider=TracerProvider(), auto_event_log=False)
+    assert own.prepare(AgentConfig(), entry="plan", final="finalize")[0].tracing
