@@ -28,6 +28,10 @@ class RunContext:
     max_cost_usd: float | None = None
     timeout_s: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    deadline: float | None = None
+    """``time.monotonic()`` instant at which the run's time budget runs out during the node
+    in progress; set by the graph around each node (leave it unset), read by every bounded
+    model and tool call so that ``timeout_s`` stops a call in flight."""
 
     def aborted(self) -> bool:
         """Return True once the caller has set the abort event."""

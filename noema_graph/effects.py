@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from noema_graph.context import RunContext
-from noema_graph.errors import Cancelled
+from noema_graph.errors import Cancelled, RunTimeout
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -87,29 +87,50 @@ def bounded(
 ) -> Effect[T]:
     """Return an effect that stops waiting on a deadline or when the run is aborted.
 
-    Raises :class:`Deadline` after ``timeout`` seconds and :class:`Cancelled` once the abort
+    Raises :class:`Deadline` after ``timeout`` seconds, :class:`RunTimeout` when the run's
+    time budget (``context.deadline``) runs out first, and :class:`Cancelled` once the abort
     switch is set, on both paths (a ``TimeoutError`` the work raises itself passes through).
     A blocking call runs in a worker thread (with the caller's context variables) only when
     there is something to wait for; the abandoned call finishes in the background.
     """
     watched = context.abort is not None
 
+    def limit() -> tuple[float | None, bool]:
+        """Return (seconds to wait at most, whether the run's budget is what limits it)."""
+        if context.deadline is None:
+            return timeout, False
+        budget = context.deadline - time.monotonic()
+        if budget <= 0:
+            raise RunTimeout("the run's time budget ran out before this call")
+        return (budget, True) if timeout is None or budget < timeout else (timeout, False)
+
     def blocking() -> T:
-        if timeout is None and not watched:
+        wait, budget = limit()
+        if wait is None and not watched:
             return run()
-        return _wait_thread(run, context, timeout)
+        try:
+            return _wait_thread(run, context, wait)
+        except Deadline as exc:
+            raise _expired(budget, wait) from exc
 
     async def awaiting() -> T:
-        scope = asyncio.timeout(timeout)
+        wait, budget = limit()
+        scope = asyncio.timeout(wait)
         try:
             async with scope:
                 return await _race_abort(arun(), context) if watched else await arun()
         except TimeoutError as exc:
             if scope.expired():
-                raise Deadline(f"no result after {timeout}s") from exc
+                raise _expired(budget, wait) from exc
             raise
 
     return Effect(blocking, awaiting)
+
+
+def _expired(budget: bool, wait: float | None) -> Exception:
+    if budget:
+        return RunTimeout("the run's time budget ran out during this call")
+    return Deadline(f"no result after {wait}s")
 
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="noema-call")

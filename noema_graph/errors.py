@@ -6,7 +6,7 @@ Tiers, from the caller's point of view:
   :class:`FieldError` naming the field and the fix);
 * model failure: :class:`TransientModelError` (retried by the node's ``RetryPolicy``),
   :class:`LLMError` (ends the run with ``llm_error``);
-* run termination: :class:`Cancelled`, :class:`HookVeto`;
+* run termination: :class:`Cancelled`, :class:`RunTimeout`, :class:`HookVeto`;
 * tool failure: :class:`ToolError`.
 
 Limits (iterations, time, tokens, cost) are not exceptions: the routers end the run in
@@ -52,6 +52,14 @@ class TransientModelError(NoemaError):
 
 class Cancelled(NoemaError):
     """The run was cancelled by the caller."""
+
+
+class RunTimeout(NoemaError):
+    """The run's time budget (``timeout_s``) ran out while a model or tool call was in progress.
+
+    Raised by the call's effect at the deadline; the node records the budget as spent and
+    the routers end the run in ``finalize`` with ``stop_reason = "timeout"``.
+    """
 
 
 class ToolError(NoemaError):

@@ -13,14 +13,18 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from noema_graph import clock
+from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext, context_of
 from noema_graph.effects import Steps
+from noema_graph.errors import RunTimeout
 from noema_graph.events import ActivityEvent, TurnStart
 from noema_graph.memory import MemoryRecall, recall_steps
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.state.models import RunInfo, TaskPlan
+from noema_graph.nodes.routing import time_left
+from noema_graph.state.models import ReasoningStep, RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
 
@@ -173,3 +177,22 @@ def preview(value: object, limit: int = OBSERVATION_PREVIEW_CHARS) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"... [truncated {len(text) - limit} chars]"
+
+
+def out_of_time(
+    state: Mapping[str, Any],
+    node: str,
+    exc: RunTimeout,
+    config: AgentConfig,
+    context: RunContext,
+) -> dict[str, Any]:
+    """Return the update of a node whose call the run's time budget stopped.
+
+    The budget counts as spent (``elapsed_s`` is raised to what makes the active time equal
+    the timeout), so the routers end the run in ``finalize`` with ``timeout``.
+    """
+    left = time_left(state, config, context) or 0.0
+    step = ReasoningStep(
+        kind="error", status="error", thought=f"{node} stopped: {exc}", observation=str(exc)
+    )
+    return {"elapsed_s": Overwrite(float(state.get("elapsed_s") or 0.0) + left), "trace": [step]}

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.effects import Steps
-from noema_graph.errors import Cancelled, LLMError
+from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
@@ -257,8 +257,14 @@ def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps
     with stopwatch() as took:
         try:
             answer = yield from _answer(state, runtime, deps, may_call)
-        except (LLMError, Cancelled) as exc:
-            code: StopReason = "cancelled" if isinstance(exc, Cancelled) else "llm_error"
+        except (LLMError, Cancelled, RunTimeout) as exc:
+            code: StopReason = (
+                "cancelled"
+                if isinstance(exc, Cancelled)
+                else "timeout"
+                if isinstance(exc, RunTimeout)
+                else "llm_error"
+            )
             state = {**state, "llm_error": str(exc)} if code == "llm_error" else state
             answer, reason = (partial_result(state.get("plan")), Usage(), False), code
     update = _finish(state, deps, reason, answer, took[0])

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
 
 from noema_graph.effects import Steps
-from noema_graph.errors import LLMError
+from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import ErrorEvent
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
@@ -35,12 +35,15 @@ def _finish(
     state: AskState,
     runtime: Runtime[Any],
     deps: AgentDeps,
-    response: AIMessage | LLMError | HookFailure,
+    response: AIMessage | LLMError | RunTimeout | HookFailure,
     seconds: float,
 ) -> dict[str, Any]:
     reason: StopReason | None
     if isinstance(response, HookFailure):
         text, usage, reason = "", Usage(), response.code
+    elif isinstance(response, RunTimeout):
+        emit(runtime, ErrorEvent(code="timeout", message=str(response)), state)
+        text, usage, reason = "", Usage(), "timeout"
     elif isinstance(response, LLMError):
         emit(runtime, ErrorEvent(code="llm_error", message=str(response)), state)
         state = {**state, "llm_error": str(response)}
@@ -78,13 +81,13 @@ def generate_answer(
     """
     if (hook := state.get("hook_error")) is not None:  # a hook ended the run
         return _finish(state, runtime, deps, hook, 0.0)
-    response: AIMessage | LLMError
+    response: AIMessage | LLMError | RunTimeout
     with stopwatch() as took:
         try:
             response = as_ai_message(
                 (yield from call_model(deps.model, _prompt(state, deps), runtime, deps))
             )
-        except LLMError as exc:
+        except (LLMError, RunTimeout) as exc:
             response = exc
     return _finish(state, runtime, deps, response, took[0])
 

@@ -7,14 +7,21 @@ by ``ainvoke``, so a sync and an async run do exactly the same work in the same 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.runtime import Runtime, get_runtime
 
+from noema_graph.context import context_of
 from noema_graph.effects import Steps, adrive, drive
+from noema_graph.errors import RunTimeout
+from noema_graph.nodes.common import out_of_time
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
+from noema_graph.nodes.routing import run_timeout, time_left
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.observability.observer import Observer
 from noema_graph.observability.probe import GraphInfo
@@ -56,15 +63,41 @@ class Node(Runnable[Any, dict[str, Any]]):
         self, state: Any, runtime: Runtime[Any], config: RunnableConfig
     ) -> Steps[dict[str, Any]]:
         """Observe the node while its hooks, body and run-end work run."""
+        runtime = self._budgeted(state, runtime)
         with self.observer.observe(self.info, self.node_name, state, runtime, config) as call:
             update = yield from self._hooked(state, call.runtime if call else runtime)
             if call is not None:
                 call.finish(update)
         return update
 
+    def _budgeted(self, state: Any, runtime: Runtime[Any]) -> Runtime[Any]:
+        """Return ``runtime`` whose context carries the deadline of the run's time budget."""
+        context = context_of(runtime.context)
+        if isinstance(state, Mapping) and "calls" in state:  # a tool group: sent with it
+            calls = state["calls"]
+            left = calls[0].get("time_left") if calls else None
+        elif self.first:  # the run's counters start here
+            left = run_timeout(self.deps.config, context)
+        else:
+            left = time_left(state, self.deps.config, context)
+        if left is None:
+            return runtime
+        return runtime.override(context=replace(context, deadline=time.monotonic() + left))
+
+    def _body(self, state: Any, runtime: Runtime[Any]) -> Steps[dict[str, Any]]:
+        """Run the body; a middle node stopped by the time budget records the budget spent."""
+        try:
+            return (yield from self.spec.body(state, runtime, self.deps))
+        except RunTimeout as exc:
+            if self.first or self.final:
+                raise  # they end or restart the run's clock themselves
+            return out_of_time(
+                state, self.node_name, exc, self.deps.config, context_of(runtime.context)
+            )
+
     def _hooked(self, state: Any, runtime: Runtime[Any]) -> Steps[dict[str, Any]]:
         if self.spec.own_hooks:
-            update = yield from self.spec.body(state, runtime, self.deps)
+            update = yield from self._body(state, runtime)
             return {**update, "outcome": stamp(self.spec, update, final=self.final)}
         config, where = self.deps.config, {"first": self.first, "final": self.final}
         patch, failure = run_hooks(
@@ -77,7 +110,7 @@ class Node(Runnable[Any, dict[str, Any]]):
             state = {**state, **patch}
         update: dict[str, Any] = {}
         if failure is None or self.final:
-            update = yield from self.spec.body(state, runtime, self.deps)
+            update = yield from self._body(state, runtime)
         if failure is None:
             call = hook_call(config, self.node_name, state, runtime)
             update, failure = run_hooks(config, call, "post_process", update, **where)

@@ -9,10 +9,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
-from noema_graph.errors import LLMError
+from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
 from noema_graph.memory import MemoryRecall
 from noema_graph.nodes.common import (
+    ctx,
     emit,
     latest_request,
     memory_items,
@@ -24,6 +25,7 @@ from noema_graph.nodes.common import (
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.llm import ask_or_error
+from noema_graph.nodes.routing import run_timeout
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import PLAN
 from noema_graph.state.agent import AgentState
@@ -67,12 +69,14 @@ RUN_RESET: dict[str, Any] = {
 """The per-run counters and flags a new run on the thread starts from."""
 
 
-def _planned(
-    request: str, outcome: tuple[Any, Usage, list[str]] | LLMError
-) -> tuple[TaskPlan, ReasoningStep, Usage]:
+Planned = tuple[Any, Usage, list[str]] | LLMError | RunTimeout
+"""What planning ended with: the structured answer, a failed model, or the time budget gone."""
+
+
+def _planned(request: str, outcome: Planned) -> tuple[TaskPlan, ReasoningStep, Usage]:
     """Return the plan, its trace step and the usage: the draft, or the one-step fallback."""
     fallback = TaskPlan(goal=request, steps=(TaskStep(description=FALLBACK_STEP),)).started()
-    if isinstance(outcome, LLMError):
+    if isinstance(outcome, LLMError | RunTimeout):
         step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
         return fallback, step, Usage()
     draft, usage, errors = outcome
@@ -97,7 +101,7 @@ def _update(
     state: AgentState,
     runtime: Runtime[Any],
     deps: AgentDeps,
-    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    outcome: Planned,
     seconds: float,
     memory: list[dict[str, Any]],
 ) -> dict[str, Any]:
@@ -143,8 +147,14 @@ def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dic
         memory = _memory(state, runtime, recalled)
         tools = yield from list_tools(deps)
         prompt = _prompt(state, deps, tools_text(tools), memory)
-        outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
-    return _update(state, runtime, deps, outcome, took[0], memory)
+        try:
+            outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
+        except RunTimeout as exc:
+            outcome = exc
+    seconds = took[0]
+    if isinstance(outcome, RunTimeout):  # the whole budget went on planning
+        seconds = max(seconds, run_timeout(deps.config, ctx(runtime)) or 0.0)
+    return _update(state, runtime, deps, outcome, seconds, memory)
 
 
 SPEC = NodeSpec(plan, calls_model=True)

@@ -45,6 +45,21 @@ def active_seconds(state: Mapping[str, Any]) -> float:
     return float(state.get("elapsed_s") or 0.0) + (tool_time.total if tool_time else 0.0)
 
 
+def run_timeout(config: AgentConfig, context: RunContext | None = None) -> float | None:
+    """Return the run's time budget in seconds: the context's override, else the config's."""
+    if context is not None and context.timeout_s is not None:
+        return context.timeout_s
+    return config.timeout_s
+
+
+def time_left(
+    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+) -> float | None:
+    """Return the seconds of active time the run may still spend (None: no time budget)."""
+    timeout = run_timeout(config, context)
+    return None if timeout is None else max(timeout - active_seconds(state), 0.0)
+
+
 def tool_signature(step: ReasoningStep) -> str | None:
     """Return a canonical 'name(args)' of a tool step, or None for other steps."""
     if step.kind not in ("tool", "hallucinated_action") or step.action is None:
@@ -93,7 +108,7 @@ def budget_reason(
     """Return the first exhausted limit (cancel, time, tokens, cost, steps, iterations)."""
     ctx = context or RunContext()
     usage: Usage = state.get("usage") or Usage()
-    timeout = ctx.timeout_s if ctx.timeout_s is not None else config.timeout_s
+    left = time_left(state, config, ctx)
     max_cost = ctx.max_cost_usd if ctx.max_cost_usd is not None else config.max_cost_usd
     remaining = state.get("remaining_steps")
     over_tokens = (
@@ -108,7 +123,7 @@ def budget_reason(
         reason = "llm_error"
     elif (hook := state.get("hook_error")) is not None:
         reason = hook.code
-    elif timeout is not None and active_seconds(state) >= timeout:
+    elif left is not None and left <= 0:
         reason = "timeout"
     elif over_tokens or over_cost:
         reason = "budget_exceeded"
@@ -193,7 +208,8 @@ def _tool_group(
     pending = pending_calls(state)
     if not pending or budget_reason(state, config, context) is not None:
         return None
-    return tool_sends(state, next_group(pending, safe, config.max_tool_calls_per_step))
+    group = next_group(pending, safe, config.max_tool_calls_per_step)
+    return tool_sends(state, group, time_left(state, config, context))
 
 
 def route_after_execute(
@@ -231,8 +247,16 @@ def route_after_tools(
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
-def tool_sends(state: Mapping[str, Any], group: Sequence[tuple[int, dict[str, Any]]]) -> list[Send]:
-    """Return the Send that runs ``group``: its calls with their thought and any decision."""
+def tool_sends(
+    state: Mapping[str, Any],
+    group: Sequence[tuple[int, dict[str, Any]]],
+    seconds_left: float | None = None,
+) -> list[Send]:
+    """Return the Send that runs ``group``: its calls with their thought and any decision.
+
+    ``seconds_left`` (the run's remaining time budget) travels with the calls, so the tool
+    node stops a call in flight when the budget runs out.
+    """
     messages = state.get("messages") or []
     last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     thought = last.text if last is not None else ""
@@ -251,6 +275,7 @@ def tool_sends(state: Mapping[str, Any], group: Sequence[tuple[int, dict[str, An
             "round": iteration,
             "run_id": run_id,
             "trace_id": trace_id,
+            **({} if seconds_left is None else {"time_left": seconds_left}),
             **({"decision": decisions[call["id"]]} if call.get("id") in decisions else {}),
         }
         for index, call in group

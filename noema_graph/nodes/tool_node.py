@@ -20,7 +20,7 @@ from pydantic_core import to_jsonable_python
 
 from noema_graph.context import RunScope, run_scope
 from noema_graph.effects import Deadline, Steps, bounded, gather
-from noema_graph.errors import Cancelled
+from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps, list_tools
@@ -176,6 +176,10 @@ def _run(
         if ledger is not None:  # a paused call runs again, from its start, on resume
             yield from settle(ledger, thread, call, _ledger_status(exc))
         raise
+    except RunTimeout:
+        message = _error_message(
+            task, f"Interrupted: the run's time budget ran out during {call['name']!r}."
+        )
     except Deadline:
         timeout = timeout_of(tool, deps)
         message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")

@@ -101,6 +101,8 @@ class ToolTask(TypedDict):
     run_id: str
     trace_id: str
     decision: NotRequired[Decision]
+    time_left: NotRequired[float]
+    """The run's remaining time budget when the group was sent (absent: no budget)."""
 
 
 class ToolGroup(TypedDict):
