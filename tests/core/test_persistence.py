@@ -204,3 +204,34 @@ async def test_ledger_refuses_a_call_recorded_before_async(tmp_path: Path, scrip
     assert ledger.read_text() == "8\n"
     recorded = await store.aget((*LEDGER_NAMESPACE, "led"), "c8")
     assert recorded is not None and recorded.value["status"] == "done"
+
+
+def test_channel_versions_are_small_ints_and_old_threads_keep_strings(
+    tmp_path: Path, scripted: Any
+) -> None:
+    """New threads get int versions; a thread a stock SqliteSaver began keeps its strings."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    db = tmp_path / "versions.sqlite"
+    thread = {"configurable": {"thread_id": "old"}}
+    conn = sqlite3.connect(db, check_same_thread=False)
+    stock = SqliteSaver(conn)
+    model = scripted(plan_reply("a"), text("one"), plan_reply("b"), text("two"))
+    build_agent_graph(cfg(), model=model, checkpointer=stock).invoke(
+        {"messages": [("user", "first")]}, thread
+    )
+    conn.close()
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=model, checkpointer=saver)
+        state = graph.invoke({"messages": [("user", "second")]}, thread)
+        assert state["output"]["result"] == "two"
+        old = saver.get_tuple(thread)
+        new_model = scripted(plan_reply("c"), text("three"))
+        fresh = {"configurable": {"thread_id": "new"}}
+        build_agent_graph(cfg(), model=new_model, checkpointer=saver).invoke(
+            {"messages": [("user", "third")]}, fresh
+        )
+        new = saver.get_tuple(fresh)
+    assert old is not None and new is not None
+    assert {type(v) for v in old.checkpoint["channel_versions"].values()} == {str}
+    assert {type(v) for v in new.checkpoint["channel_versions"].values()} == {int}
