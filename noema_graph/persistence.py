@@ -262,8 +262,10 @@ def _full_values(saver: SqliteSaver, config: RunnableConfig) -> dict[str, Any]:
     return values
 
 
-def _snapshot(conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str, str]) -> None:
-    """Store full values of the delta channels inside checkpoint ``key``."""
+def _snapshot(
+    conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str, str]
+) -> str | None:
+    """Store full values of the delta channels inside checkpoint ``key``; return its run id."""
     thread_id, ns, checkpoint_id = key
     config: RunnableConfig = {
         "configurable": {
@@ -286,6 +288,8 @@ def _snapshot(conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str,
         "AND checkpoint_id=?",
         (kind, blob, *key),
     )
+    run = checkpoint["channel_values"].get("run")
+    return getattr(run, "run_id", None)
 
 
 def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
@@ -293,13 +297,16 @@ def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
 
     Delta channels (messages, trace) are rebuilt from ancestor writes, so the oldest kept
     checkpoint of each thread first gets a full snapshot of their values; then older
-    checkpoints and their writes are deleted in the same transaction, and the file is
+    checkpoints and their writes, and the thread's event-log rows from runs before the one
+    that checkpoint belongs to, are deleted in the same transaction, and the file is
     vacuumed.
     """
     if keep_last < 1:
         raise ConfigurationError(
             "keep_last", f"must be >= 1, got {keep_last}", fix="keep at least the latest checkpoint"
         )
+    from noema_graph.observability.eventlog import prune_events  # it imports this module
+
     with sqlite_checkpointer(path) as saver:
         conn = saver.conn
         ranked = conn.execute(
@@ -318,7 +325,8 @@ def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for key in oldest_kept:
-                _snapshot(conn, saver, key)
+                run_id = _snapshot(conn, saver, key)
+                prune_events(conn, thread_id=key[0], keep_from_run=run_id)
             for table in ("checkpoints", "writes"):
                 conn.executemany(
                     f"DELETE FROM {table} WHERE thread_id=? AND checkpoint_ns=? "

@@ -80,7 +80,7 @@ done, answer with its result in plain text and no tool call.${extra}""",
 
 REACT = PromptTemplate(
     "react",
-    "1.0.0",
+    "1.1.0",
     """You are ${agent_name}. Goal: ${goal}
 Current step (${step_number} of ${step_count}): ${step}
 Results so far:
@@ -97,11 +97,9 @@ OR, when the current step is done:
 Thought: <your reasoning>
 Final Answer: <the step's result>
 
-Example:
-Thought: I need the current time in Paris.
-Action: time__get_current_time
-Action Input: {"timezone": "Europe/Paris"}
-${extra}""",
+Use only the tools listed above, with the arguments their descriptions name, and only \
+values from the goal or from observations. When an observation answers the current step, \
+reply with Final Answer at once: never call a tool again on its own result.${extra}""",
 )
 
 REFLECT = PromptTemplate(

@@ -95,12 +95,19 @@ def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
     }
 
 
+OBSERVATION_NUDGE = "If this answers the current step, reply with Final Answer: <the result>."
+"""Appended to the latest observation for ReAct models: small models otherwise keep calling
+the tool on its own result (add(2, 3) = 5, then add(5, 3), add(8, 3)...)."""
+
+
 def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
     """Render tool traffic as text turns, for models without native tool calling."""
     history: list[BaseMessage] = []
-    for message in messages:
+    last = len(messages) - 1
+    for position, message in enumerate(messages):
         if isinstance(message, ToolMessage):
-            history.append(HumanMessage(f"Observation: {message.text}"))
+            nudge = f"\n{OBSERVATION_NUDGE}" if position == last else ""
+            history.append(HumanMessage(f"Observation: {message.text}{nudge}"))
         elif isinstance(message, AIMessage):
             lines = [f"Thought: {message.text}"] if message.tool_calls else [message.text]
             for call in message.tool_calls:

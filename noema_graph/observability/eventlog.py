@@ -36,6 +36,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "limit.hit",
     "error",
 )
+_NO_DELETE = f"""CREATE TRIGGER IF NOT EXISTS {TABLE}_no_delete BEFORE DELETE ON {TABLE}
+BEGIN SELECT RAISE(ABORT, '{TABLE} is append-only'); END;"""
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,8 +59,7 @@ CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE}(thread_id, seq);
 CREATE INDEX IF NOT EXISTS {TABLE}_trace ON {TABLE}(trace_id, seq);
 CREATE TRIGGER IF NOT EXISTS {TABLE}_no_update BEFORE UPDATE ON {TABLE}
 BEGIN SELECT RAISE(ABORT, '{TABLE} is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS {TABLE}_no_delete BEFORE DELETE ON {TABLE}
-BEGIN SELECT RAISE(ABORT, '{TABLE} is append-only'); END;
+{_NO_DELETE}
 """
 _COLUMNS = (
     "seq",
@@ -216,3 +217,26 @@ def read_events(
         return EventLog(conn).query(thread_id=thread_id, trace_id=trace_id)
     finally:
         conn.close()
+
+
+def prune_events(conn: sqlite3.Connection, *, thread_id: str, keep_from_run: str | None) -> int:
+    """Delete ``thread_id``'s events older than run ``keep_from_run``'s first; return how many.
+
+    Runs in the caller's transaction (``prune`` deletes checkpoints in the same one): the
+    append-only trigger is lifted for this delete only and restored before the commit. Nothing
+    is deleted when the table is absent or the run has no event (its rows are then unknown).
+    """
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (TABLE,)
+    ).fetchone()
+    if not exists or keep_from_run is None:
+        return 0
+    first = conn.execute(
+        f"SELECT MIN(seq) FROM {TABLE} WHERE thread_id=? AND run_id=?", (thread_id, keep_from_run)
+    ).fetchone()[0]
+    if first is None:
+        return 0
+    conn.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_delete")
+    cursor = conn.execute(f"DELETE FROM {TABLE} WHERE thread_id=? AND seq<?", (thread_id, first))
+    conn.execute(_NO_DELETE)
+    return cursor.rowcount

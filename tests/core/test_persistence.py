@@ -235,3 +235,22 @@ def test_channel_versions_are_small_ints_and_old_threads_keep_strings(
     assert old is not None and new is not None
     assert {type(v) for v in old.checkpoint["channel_versions"].values()} == {str}
     assert {type(v) for v in new.checkpoint["channel_versions"].values()} == {int}
+
+
+def test_prune_drops_event_log_rows_of_runs_it_no_longer_keeps(
+    tmp_path: Path, scripted: Any
+) -> None:
+    from noema_graph.observability.eventlog import read_events
+
+    db = tmp_path / "events.sqlite"
+    first = _run_iterations(db, 3, scripted)
+    second = _run_iterations(db, 3, scripted)  # a second run on the same thread
+    runs = {first["run"].run_id, second["run"].run_id}
+    before = {e.run_id for e in read_events(db, thread_id="s")}
+    assert runs <= before
+    prune(db, keep_last=1)
+    after = [e for e in read_events(db, thread_id="s")]
+    assert {e.run_id for e in after} == {second["run"].run_id}
+    assert any(e.type == "agent.completed" for e in after)
+    state = _run_iterations(db, 2, scripted)  # the thread goes on after the prune
+    assert state["output"]["success"] is True

@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.graphs import build_agent_graph
+from noema_graph.nodes.execute_step import OBSERVATION_NUDGE
 from noema_graph.protocols.react import extract_action_input, parse_response
 from tests.core.helpers import CALLS, TOOLS, cfg
 from tests.scripted import plan_reply, text
@@ -33,7 +34,8 @@ def test_react_run_produces_the_same_trace(scripted: Any) -> None:
     assert model.bound_tool_names == [["PlanDraft"]]  # no native tool binding for the steps
     second_prompt = model.prompts[2]
     assert "Action Input" in second_prompt[0].content and "- add:" in second_prompt[0].content
-    assert second_prompt[-1].content == "Observation: 3"
+    assert second_prompt[-1].content == f"Observation: 3\n{OBSERVATION_NUDGE}"
+    assert "Paris" not in second_prompt[0].content  # no example values to copy
 
 
 @pytest.mark.parametrize(
