@@ -2,36 +2,60 @@
 
 Rich output lives here and nowhere else in the package. Graphs, models and storage are
 imported inside the commands that use them, so ``noema-graph --help`` starts in a fraction
-of a second (``tests/test_imports.py`` keeps it that way).
+of a second (``tests/test_imports.py`` keeps it that way). Exit codes and the one-line
+errors are in :mod:`noema_graph.cli_errors`, the live view in :mod:`noema_graph.cli_live`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
+import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import uuid4
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from noema_graph import inspect_cli
-from noema_graph.errors import NoemaError
+from noema_graph.cli_errors import (
+    DEFAULT_DB,
+    EXIT_CANCELLED,
+    EXIT_PAUSED,
+    EXIT_UNSUCCESSFUL,
+    EXIT_USAGE,
+    LEARNING_TABLES,
+    OneLineErrors,
+    check_database,
+    check_request,
+    exit_code,
+    resume_hint,
+    say_error,
+    usage_error,
+)
+from noema_graph.errors import FieldError, NoemaError
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.observability import cli as observability_cli
 
 if TYPE_CHECKING:
+    from noema_graph.cli_live import RunView
     from noema_graph.cli_runs import Recipe
     from noema_graph.config import Protocol
 
 app = typer.Typer(
+    cls=OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     help="LangGraph agents that plan, act, reflect and report what they cost.",
 )
-console = Console(stderr=True)
-DEFAULT_DB = Path("noema.sqlite")
+console = Console(stderr=True, soft_wrap=True)
+Show = Literal["text", "quiet", "json"]
+"""What a run prints on stdout: the answer (and a status line), only the answer, the JSON."""
 
 ModelOpt = Annotated[
     str | None,
@@ -40,44 +64,45 @@ ModelOpt = Annotated[
         "-m",
         help=(
             "local | openai:<model> | openai-compatible:<model>@<url>; default: NOEMA_MODEL, "
-            "else OpenAI when OPENAI_API_KEY is set, else the embedded local model."
+            "else NOEMA_BASE_URL, else OpenAI when OPENAI_API_KEY is set, else the embedded "
+            "local model."
         ),
     ),
 ]
 DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file for checkpoints and memory.")]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (new if unset).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the output contract as JSON.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print only the output contract as JSON on stdout.")
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only the answer: no progress, no status.")
+]
 
 
-def _render_event(event: dict[str, Any]) -> None:
-    kind = event.get("type")
-    if kind == "plan_created":
-        console.print(f"[bold]plan[/bold] {event['goal']}")
-        for i, step in enumerate(event["steps"], 1):
-            console.print(f"  {i}. {step}")
-    elif kind == "tool_call_start":
-        console.print(f"[cyan]tool[/cyan] {event['tool']}({json.dumps(event['input'])[:200]})")
-    elif kind == "tool_call_end":
-        console.print(
-            f"  -> [{'green' if event['status'] == 'ok' else 'red'}]{event['status']}"
-            f"[/] {event['output'][:200]}"
-        )
-    elif kind == "thinking":
-        console.print(f"[dim]thinking: {event['text'][:300]}[/dim]")
-    elif kind in ("reflection", "plan_revised", "warning", "error", "compaction"):
-        console.print(f"[yellow]{kind}[/yellow] {json.dumps(event)[:300]}")
+def _show(quiet: bool, as_json: bool) -> Show:
+    if quiet and as_json:
+        usage_error("--quiet and --json exclude each other", "pass one of them")
+    return "json" if as_json else "quiet" if quiet else "text"
 
 
-def _print_output(output: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(output, indent=2, default=str) + "\n")
-        return
+def _answer_text(output: Mapping[str, Any]) -> str:
+    result = output.get("result")
+    if result is None:
+        return ""
+    return result if isinstance(result, str) else json.dumps(result, indent=2, default=str)
+
+
+def _stop_code(output: Mapping[str, Any]) -> str:
+    """Return why an unsuccessful run stopped: its error code, else its outcome."""
+    error = output.get("error") or {}
+    return str(error.get("code") or output.get("outcome") or "no output")
+
+
+def _status_line(output: Mapping[str, Any]) -> str:
     meta = output["metadata"]
-    result = output["result"]
-    sys.stdout.write((result if isinstance(result, str) else json.dumps(result, indent=2)) + "\n")
-    status = "ok" if output["success"] else f"stopped: {output['error']['code']}"
+    status = "ok" if output["success"] else f"stopped: {_stop_code(output)}"
     cost = meta["estimated_cost_usd"]
-    console.print(
+    return (
         f"[bold]{status}[/bold] | {meta['iterations']} iterations | "
         f"{meta['token_usage']['total_tokens']} tokens | "
         f"cost {'unknown' if cost is None else f'${cost:.6f}'} | "
@@ -86,26 +111,61 @@ def _print_output(output: dict[str, Any], as_json: bool) -> None:
     )
 
 
-def _stream(graph: Any, inputs: Any, thread: str, user: str) -> dict[str, Any]:
-    from noema_graph.context import RunContext
+def _print_output(output: Mapping[str, Any], show: Show) -> None:
+    """Print a run's output: the answer or the JSON on stdout, the status line on stderr."""
+    if show == "json":
+        sys.stdout.write(json.dumps(output, indent=2, default=str) + "\n")
+        return
+    if show == "quiet":
+        sys.stdout.write(_answer_text(output) + "\n")
+        return
+    if not output:
+        say_error("the run ended without an output", "inspect it with noema-graph inspect")
+        return
+    if sys.stdout.isatty():
+        from noema_graph.cli_live import answer_panel
 
-    config = {"configurable": {"thread_id": thread}}
-    for event in graph.stream(
-        inputs, config, stream_mode="custom", context=RunContext(user_id=user)
-    ):
-        _render_event(event)
-    return graph.get_state(config).values.get("output", {})
+        Console().print(answer_panel(output))
+    else:
+        sys.stdout.write(_answer_text(output) + "\n")
+    console.print(_status_line(output))
+
+
+def _finish(
+    output: Mapping[str, Any], show: Show, *, thread: str | None = None, hint: str | None = None
+) -> None:
+    """Print ``output`` and exit with its code; a cancel prints ``hint`` (how to resume)."""
+    code = exit_code(output)
+    if thread is not None and show == "text":
+        console.print(f"[dim]thread {thread}[/dim]")
+    _print_output(output, show)
+    if code == EXIT_CANCELLED:
+        console.print("[yellow]cancelled[/yellow]" + (f"; continue with: {hint}" if hint else ""))
+    if code:
+        raise typer.Exit(code)
 
 
 def _model(spec: str | None) -> Any:
-    from noema_graph.models.factory import make_model
+    """Return the chat model; say so when the environment chose it (not --model)."""
+    from noema_graph.cli_model import checked_model, choice_line
 
-    return make_model(spec)
+    line = choice_line(spec, os.environ)
+    if line is not None:
+        console.print(Text(line, style="dim"))
+    return checked_model(spec, os.environ)
 
 
 def _fail(exc: NoemaError) -> None:
-    console.print(f"[red]error:[/red] {exc}")
-    raise typer.Exit(2)
+    """Print ``exc`` in one line; exit 2 for a bad value (it names its fix), else 1."""
+    say_error(str(exc))
+    raise typer.Exit(EXIT_USAGE if isinstance(exc, FieldError) else EXIT_UNSUCCESSFUL)
+
+
+def _view(show: Show) -> RunView:
+    from noema_graph.cli_live import RunView, view_mode
+
+    mode = view_mode(console, stdout_is_terminal=sys.stdout.isatty(), quiet=show != "text")
+    return RunView(console, mode)
 
 
 AgentArgs = Annotated[
@@ -141,7 +201,7 @@ def run(
     ] = None,
     protocol: Annotated[str, typer.Option(help="auto | native | react")] = "auto",
     max_iterations: Annotated[
-        int | None, typer.Option(help="Iteration limit (default 8; an agent's own).")
+        int | None, typer.Option(min=1, help="Iteration limit (default 8; an agent's own).")
     ] = None,
     data: DataOpt = DEFAULT_LEARNING_DB,
     clarify: Annotated[
@@ -156,16 +216,23 @@ def run(
     ] = False,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Run an agent on REQUEST and print the result, cost and confidence.
+    """Run an agent on REQUEST, showing its plan and tool calls live, then the answer.
 
     With AGENT (learning, calibration, governance...), that Noema agent runs over the
     learning store given by --data for the learner --user (default: ada). When the run
     pauses for you (a question, a call to approve), the answer is asked at the prompt.
+    Ctrl-C once cancels the run (resume continues it), twice quits at once. Exit codes:
+    0 success, 1 the run ended without success, 2 usage error, 3 paused, 130 cancelled.
     """
     from noema_graph.cli_runs import Recipe
 
+    show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
+    check_database(db)
+    if agent is not None:
+        check_database(data, flag="--data", ours=LEARNING_TABLES)
     recipe = Recipe(
         agent=agent,
         model=model,
@@ -178,19 +245,34 @@ def run(
         confirm_writes=confirm_writes,
         cwd=str(Path.cwd()),
     )
-    _execute(recipe, db, thread or uuid4().hex[:12], request, yes=yes, as_json=as_json)
+    _execute(recipe, db, thread or uuid4().hex[:12], request, yes=yes, show=show)
 
 
 def _execute(
-    recipe: Recipe, db: Path, thread_id: str, request: str | None, *, yes: bool, as_json: bool
+    recipe: Recipe,
+    db: Path,
+    thread_id: str,
+    request: str | None,
+    *,
+    yes: bool,
+    show: Show,
+    restart: bool = False,
 ) -> None:
-    """Run (request given) or resume (None) ``thread_id``; print the output or the pause."""
-    from noema_graph.cli_runs import Paused, drive, open_graph
+    """Run (request given) or resume (None) ``thread_id``; print the output or the pause.
 
+    ``restart``: the thread was cancelled; it continues from the step the cancel cut short.
+    """
+    from noema_graph.cli_runs import Paused, drive, open_graph, restart_point
+
+    view = _view(show)
+    hint = resume_hint(thread_id, db)
+    started = False
     try:
         chat = _model(recipe.model)
         with open_graph(recipe, chat, db, console) as (graph, user, phrase):
             inputs = None if request is None else {"messages": [("user", phrase(request))]}
+            start = restart_point(graph, thread_id) if restart else None
+            started = True
             output = drive(
                 graph,
                 inputs,
@@ -199,37 +281,47 @@ def _execute(
                 recipe=recipe,
                 yes=yes,
                 console=console,
-                render=_render_event,
+                view=view,
+                abort=threading.Event(),
+                hint=hint,
+                start=start,
             )
     except NoemaError as exc:
         _fail(exc)
         return
     except Paused:
         console.print(
-            f"[yellow]paused[/yellow]: the run waits for your answer; "
-            f"continue with: noema-graph resume {thread_id}"
+            f"[yellow]paused[/yellow]: the run waits for your answer; continue with: {hint}"
         )
-        raise typer.Exit(3) from None
-    console.print(f"[dim]thread {thread_id} (resume: noema-graph resume {thread_id})[/dim]")
-    _print_output(output, as_json)
+        raise typer.Exit(EXIT_PAUSED) from None
+    except KeyboardInterrupt:  # Ctrl-C at a prompt, or while the model was loading
+        more = f"; continue with: {hint}" if started else ""
+        console.print(f"[yellow]cancelled[/yellow]{more}")
+        raise typer.Exit(EXIT_CANCELLED) from None
+    _finish(output, show, thread=thread_id, hint=hint)
 
 
 def _agent_and_request(args: list[str]) -> tuple[str | None, str]:
     from noema_graph.agents import default_registry
 
-    if len(args) == 1:
-        return None, args[0]
     names = default_registry().names()
+    example = 'noema-graph run calibration "Is my confidence well calibrated?"'
+    if len(args) == 1:
+        if args[0] in names:
+            usage_error(f"{args[0]!r} is an agent but no request follows", f"e.g. {example}")
+        return None, check_request(args[0], 'noema-graph run "What is 17 times 23?"')
     if len(args) != 2:
-        raise typer.BadParameter(
-            f"expected [AGENT] REQUEST, got {len(args)} arguments; quote the request",
-            param_hint="ARGS",
+        usage_error(
+            f"expected [AGENT] REQUEST, got {len(args)} arguments",
+            f'quote the request: noema-graph run [AGENT] "..."; e.g. {example}',
         )
     if args[0] not in names:
-        raise typer.BadParameter(
-            f"{args[0]!r} is not an agent; use one of {', '.join(names)}", param_hint="AGENT"
+        usage_error(
+            f"{args[0]!r} is not an agent",
+            f"use one of {', '.join(names)} (see noema-graph agents), or quote the whole "
+            "request for the general agent",
         )
-    return args[0], args[1]
+    return args[0], check_request(args[1], example)
 
 
 @app.command("demo-data")
@@ -268,10 +360,28 @@ def agents() -> None:
 
 def _protocol(value: str) -> Protocol:
     if value not in ("auto", "native", "react"):
-        raise typer.BadParameter(
-            f"{value!r} is not one of auto, native, react", param_hint="--protocol"
-        )
+        usage_error(f"--protocol {value!r} is not a protocol", "use auto, native or react")
     return value  # type: ignore[return-value]
+
+
+def _stream(graph: Any, inputs: Any, thread: str, user: str, view: RunView) -> dict[str, Any]:
+    """Stream a run without pauses (ask) into ``view``; Ctrl-C cancels it as in ``run``."""
+    from noema_graph.cli_cancel import ctrl_c_cancels
+    from noema_graph.cli_live import STREAM_MODES, events_of
+    from noema_graph.cli_runs import CANCELLING
+    from noema_graph.context import RunContext
+
+    config: Any = {"configurable": {"thread_id": thread}}
+    abort = threading.Event()
+    context = RunContext(user_id=user, abort=abort)
+    with (
+        ctrl_c_cancels(abort, on_cancel=lambda: view.note(CANCELLING), on_exit=lambda: None),
+        view.segment(),
+    ):
+        for mode, chunk in graph.stream(inputs, config, stream_mode=STREAM_MODES, context=context):
+            for event in events_of(mode, chunk):
+                view.feed(event)
+    return graph.get_state(config).values.get("output", {})
 
 
 @app.command()
@@ -281,8 +391,12 @@ def ask(
     db: DbOpt = DEFAULT_DB,
     user: Annotated[str, typer.Option("--user", help="User id for memory.")] = "cli",
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Answer QUESTION read-only: memory recall and the model, no tools, no writes."""
+    show = _show(quiet, as_json)
+    question = check_request(question, 'noema-graph ask "What did I study yesterday?"')
+    check_database(db)
     from noema_graph.graphs import build_ask_graph
     from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 
@@ -290,11 +404,13 @@ def ask(
         chat = _model(model)
         with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
             graph = build_ask_graph(model=chat, checkpointer=saver, store=store)
-            output = _stream(graph, {"messages": [("user", question)]}, uuid4().hex[:12], user)
+            output = _stream(
+                graph, {"messages": [("user", question)]}, uuid4().hex[:12], user, _view(show)
+            )
     except NoemaError as exc:
         _fail(exc)
         return
-    _print_output(output, as_json)
+    _finish(output, show)
 
 
 @app.command()
@@ -304,28 +420,36 @@ def resume(
     db: DbOpt = DEFAULT_DB,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Resume a run from its last checkpoint: after a crash, or when it paused for you.
+    """Resume a run from its last checkpoint: after a crash, Ctrl-C, or a pause for you.
 
     The run's agent, learner and approval flags are read from the thread's checkpoints;
-    --model replaces the model it ran with.
+    --model replaces the model it ran with. A cancelled run continues from the step the
+    cancel cut short. A finished thread is not run again: its result is printed (exit 0,
+    or 1 if that run did not succeed).
     """
-    from noema_graph.cli_runs import Recipe, saved_recipe
-    from noema_graph.persistence import sqlite_checkpointer
+    from noema_graph.cli_runs import Recipe, saved_recipe, thread_status
 
-    if not db.exists():
-        console.print(f"[red]error:[/red] {db} does not exist")
-        raise typer.Exit(2)
-    recipe = saved_recipe(db, thread)
-    with sqlite_checkpointer(db) as saver:
-        known = saver.get_tuple({"configurable": {"thread_id": thread}}) is not None
-    if not known:
-        console.print(f"[red]error:[/red] no thread {thread!r} in {db}")
-        raise typer.Exit(2)
-    recipe = recipe or Recipe(cwd=str(Path.cwd()))  # a thread started from Python
+    show = _show(quiet, as_json)
+    check_database(db, must_exist=True)
+    status, output = thread_status(db, thread)
+    if status == "unknown":
+        usage_error(
+            f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}"
+        )
+    if status == "finished":
+        ended = "successfully" if output.get("success") else f"with {_stop_code(output)}"
+        console.print(
+            f"thread {thread} already finished {ended}; nothing to resume "
+            f"(start a new run, or continue the conversation with --thread {thread})"
+        )
+        _finish(output, show)
+        return
+    recipe = saved_recipe(db, thread) or Recipe(cwd=str(Path.cwd()))  # a run from Python
     if model is not None:
         recipe = recipe.model_copy(update={"model": model})
-    _execute(recipe, db, thread, None, yes=yes, as_json=as_json)
+    _execute(recipe, db, thread, None, yes=yes, show=show, restart=status == "cancelled")
 
 
 @app.command()
@@ -336,9 +460,7 @@ def prune(
     """Delete old checkpoints (keeping the newest per thread) and VACUUM the file."""
     from noema_graph.persistence import prune as prune_checkpoints
 
-    if not db.exists():
-        console.print(f"[red]error:[/red] {db} does not exist")
-        raise typer.Exit(2)
+    check_database(db, must_exist=True)
     try:
         removed = prune_checkpoints(db, keep_last=keep_last)
     except NoemaError as exc:
@@ -354,7 +476,9 @@ app.add_typer(mcp_app, name="mcp")
 @mcp_app.command("serve")
 def mcp_serve(
     transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
-    port: Annotated[int, typer.Option(help="Port for http (bound to 127.0.0.1).")] = 8765,
+    port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Port for http (bound to 127.0.0.1).")
+    ] = 8765,
     working_directory: Annotated[
         Path, typer.Option("--working-directory", help="Sandbox root of the file tools.")
     ] = Path("."),
@@ -368,7 +492,7 @@ def mcp_serve(
     from noema_graph.tools.mcp_server import serve
 
     if transport not in ("stdio", "http"):
-        raise typer.BadParameter(f"{transport!r} is not stdio or http", param_hint="--transport")
+        usage_error(f"--transport {transport!r} is not a transport", "use stdio or http")
     config = AgentConfig(working_directory=working_directory.resolve())
     serve("stdio" if transport == "stdio" else "http", port=port, config=config, learning_db=data)
 
@@ -395,13 +519,25 @@ def eval_(ctx: typer.Context) -> None:
 @app.callback()
 def _logging(
     log_json: Annotated[
-        bool, typer.Option("--log-json", help="Structured JSON logs on stderr (INFO).")
+        bool,
+        typer.Option(
+            "--log-json",
+            help="Structured JSON logs on stderr (INFO); without it only errors are logged "
+            "(the run's view shows its warnings).",
+        ),
     ] = False,
 ) -> None:
     """LangGraph agents that plan, act, reflect and report what they cost."""
-    observability_cli.configure_logging(json=log_json)
+    observability_cli.configure_logging(json=log_json, level=None if log_json else logging.ERROR)
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    """Run the CLI."""
-    app()
+    """Run the CLI; a cancelled run leaves at once (its abandoned call is not waited for)."""
+    from noema_graph.cli_cancel import hard_exit
+
+    try:
+        app(prog_name="noema-graph")
+    except SystemExit as exc:
+        if exc.code == EXIT_CANCELLED:
+            hard_exit(EXIT_CANCELLED)
+        raise

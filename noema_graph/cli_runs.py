@@ -5,21 +5,29 @@ checkpoint of its thread, so ``noema-graph resume THREAD`` rebuilds the same gra
 process. When the graph pauses for the user, the CLI asks at the prompt; ``--yes`` approves
 every call and leaves questions to the model's best assumption. When stdin has no answer,
 the run stays paused in the checkpoint and :class:`Paused` is raised.
+
+Ctrl-C while the graph streams cancels the run (:mod:`noema_graph.cli_cancel`); resume finds
+where a thread stands with :func:`thread_status` and continues a cancelled one from
+:func:`restart_point`, the checkpoint before the step the cancel cut short.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
+from noema_graph.cli_cancel import ctrl_c_cancels
+from noema_graph.cli_live import STREAM_MODES, RunView, events_of
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
@@ -28,6 +36,7 @@ from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest
 
 RECIPE_KEY = "noema_cli_recipe"
+CANCELLING = "cancelling: the call in progress stops and the run finalizes (Ctrl-C again quits now)"
 
 
 class Paused(Exception):
@@ -162,18 +171,41 @@ def drive(
     recipe: Recipe,
     yes: bool,
     console: Console,
-    render: Callable[[dict[str, Any]], None],
+    view: RunView,
+    abort: threading.Event,
+    hint: str,
+    start: str | None = None,
 ) -> dict[str, Any]:
-    """Stream the run, answer every pause at the prompt, and return the output contract."""
+    """Stream the run, answer every pause at the prompt, and return the output contract.
+
+    ``start`` is the checkpoint id to continue from (a cancelled run goes back to the step it
+    cut short); None continues from the thread's latest checkpoint. A first Ctrl-C while
+    the graph streams sets ``abort`` (the run finalizes as cancelled), a second one exits
+    at once, printing ``hint`` (the command that resumes the thread).
+    """
     config: Any = {
         "configurable": {"thread_id": thread},
         "metadata": {RECIPE_KEY: recipe.model_dump_json()},
     }
-    context = RunContext(user_id=user)
+    first: Any = config
+    if start is not None:
+        first = {**config, "configurable": {"thread_id": thread, "checkpoint_id": start}}
+    context = RunContext(user_id=user, abort=abort)
     while True:
-        for event in graph.stream(inputs, config, stream_mode="custom", context=context):
-            render(event)
-        open_requests = pending(graph, config)
+        with (
+            ctrl_c_cancels(
+                abort,
+                on_cancel=lambda: view.note(CANCELLING),
+                on_exit=lambda: _raw_stderr(f"\nquit; continue with: {hint}\n"),
+            ),
+            view.segment(),
+        ):
+            stream = graph.stream(inputs, first, stream_mode=STREAM_MODES, context=context)
+            for mode, chunk in stream:
+                for event in events_of(mode, chunk):
+                    view.feed(event)
+        first = config
+        open_requests = [] if abort.is_set() else pending(graph, config)
         if not open_requests:
             return graph.get_state(config).values.get("output", {})
         inputs = Command(
@@ -182,3 +214,48 @@ def drive(
                 for p in open_requests
             }
         )
+
+
+def _raw_stderr(text: str) -> None:
+    """Write to fd 2 without Python's buffers (safe inside a signal handler)."""
+    os.write(2, text.encode())
+
+
+def restart_point(graph: Any, thread: str) -> str | None:
+    """Return the checkpoint a cancelled run continues from, or None if it did not stop so.
+
+    A cancel routes the run to ``finalize``; the run continues from the checkpoint before
+    the step that was under way then (that step runs again, this time to its end).
+    """
+    last = graph.get_state({"configurable": {"thread_id": thread}})
+    if last.next or last.parent_config is None:
+        return None
+    before = graph.get_state(last.parent_config)
+    if tuple(before.next) != ("finalize",) or before.parent_config is None:
+        return None
+    return str(before.parent_config["configurable"]["checkpoint_id"])
+
+
+ThreadStatus = Literal["unknown", "running", "paused", "finished", "cancelled"]
+
+
+def thread_status(db: Path, thread: str) -> tuple[ThreadStatus, dict[str, Any]]:
+    """Return where ``thread`` stands in ``db`` and its latest output contract.
+
+    ``finished``: finalize wrote its output (``cancelled`` when a cancel ended it; resume
+    continues those); ``paused``: an interrupt waits; ``running``: the run stopped mid-way
+    (a crash, a kill) and resume continues it; ``unknown``: no such thread.
+    """
+    from noema_graph.inspect import checkpoint
+
+    try:
+        state = checkpoint(db, thread)
+    except KeyError:
+        return "unknown", {}
+    output: dict[str, Any] = dict(state.get("output") or {})
+    if state.get("__interrupts__"):
+        return "paused", output
+    if not output or getattr(state.get("outcome"), "node", None) != "finalize":
+        return "running", output
+    error = output.get("error") or {}
+    return ("cancelled" if error.get("code") == "cancelled" else "finished"), output

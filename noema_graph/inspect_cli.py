@@ -22,17 +22,22 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 ThreadArg = Annotated[str, typer.Argument(help="Thread id (see `noema-graph threads`).")]
 
 console = Console()
-errors = Console(stderr=True)
 
 
-def _exit(message: str) -> None:
-    errors.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(2)
+def _exit(message: str, fix: str) -> None:
+    from noema_graph.cli_errors import usage_error
+
+    usage_error(message, fix)
+
+
+def _no_thread(thread: str, db: Path) -> None:
+    _exit(f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}")
 
 
 def _db_or_exit(db: Path) -> None:
-    if not db.exists():
-        _exit(f"{db} does not exist; pass --db with the file your runs used")
+    from noema_graph.cli_errors import check_database
+
+    check_database(db, must_exist=True)
 
 
 def threads(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
@@ -61,7 +66,7 @@ def history(thread: ThreadArg, db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False)
     _db_or_exit(db)
     rows = thread_history(db, thread)
     if not rows:
-        _exit(f"no thread {thread!r} in {db}; list them with `noema-graph threads --db {db}`")
+        _no_thread(thread, db)
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -91,9 +96,9 @@ def inspect(
         state = read_checkpoint(db, thread, checkpoint)
     except KeyError:
         if checkpoint:
-            fix = f"list its checkpoints with `noema-graph history {thread} --db {db}`"
-            _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {db}; {fix}")
-        _exit(f"no thread {thread!r} in {db}; list them with `noema-graph threads --db {db}`")
+            fix = f"list its checkpoints with noema-graph history {thread} --db {db}"
+            _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {db}", fix)
+        _no_thread(thread, db)
         return
     if as_json:
         typer.echo(json.dumps(_plain(state), indent=2, default=str))

@@ -32,12 +32,18 @@ console = Console()
 def _events_or_exit(
     db: Path, *, thread: str | None = None, trace: str | None = None
 ) -> list[LoggedEvent]:
+    from noema_graph.cli_errors import check_database
     from noema_graph.observability.eventlog import read_events
 
-    if not db.exists():
-        console.print(f"[red]error:[/red] {db} does not exist")
-        raise typer.Exit(1)
+    check_database(db, must_exist=True)
     return read_events(db, thread_id=thread, trace_id=trace)
+
+
+def _known_thread(db: Path, thread: str) -> bool:
+    """Return True when ``thread`` has checkpoints in ``db`` (a run without logged events)."""
+    from noema_graph.inspect import history
+
+    return bool(history(db, thread))
 
 
 @app.command()
@@ -74,8 +80,17 @@ def events(
     db: DbOpt = DEFAULT_DB,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the event log of a thread (optionally one trace); flags tool calls in flight."""
+    """Show the event log of a thread (optionally one trace); flags tool calls in flight.
+
+    An unknown thread exits with status 2.
+    """
+    from noema_graph.cli_errors import usage_error
+
     found = _events_or_exit(db, thread=thread, trace=trace)
+    if not found and trace is None and not _known_thread(db, thread):
+        usage_error(
+            f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}"
+        )
     if as_json:
         typer.echo(json.dumps([e.as_dict() for e in found], indent=2, default=str))
         return

@@ -136,5 +136,5 @@ def test_events_command_filters_by_trace(
     assert result.output.count('"agent.started"') == 1
     both = CliRunner().invoke(app, ["events", "t1", "--db", str(db), "--json"])
     assert both.output.count('"agent.started"') == 2
-    empty = CliRunner().invoke(app, ["events", "nope", "--db", str(db)])
-    assert "no events" in empty.output
+    unknown = CliRunner().invoke(app, ["events", "nope", "--db", str(db)])
+    assert unknown.exit_code == 2 and "no thread 'nope'" in unknown.output

@@ -85,4 +85,4 @@ def test_stats_rebuilds_metrics_from_the_event_log(tmp_path: Path, scripted: Any
     as_json = CliRunner().invoke(app, ["stats", "--db", str(db), "--json"])
     assert '"executions": 1' in as_json.output
     missing = CliRunner().invoke(app, ["stats", "--db", str(tmp_path / "nope.sqlite")])
-    assert missing.exit_code == 1
+    assert missing.exit_code == 2  # a usage error: the file does not exist
