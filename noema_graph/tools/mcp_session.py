@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -37,6 +38,29 @@ from noema_graph.errors import ToolError
 from noema_graph.tools.results import ToolResult
 
 logger = logging.getLogger(__name__)
+
+
+def _usable_stderr() -> None:
+    """Point mcp's ``stdio_client`` default ``errlog`` at the process's stderr if need be.
+
+    mcp binds ``sys.stderr`` as that default when ``mcp.client.stdio`` is first imported; an
+    import made while stderr is captured (a CLI test runner, some notebook kernels) leaves a
+    stream without a file descriptor there, and every server then fails to start with
+    ``UnsupportedOperation: fileno``. The server's stderr must be a real file.
+    """
+    from mcp.client import stdio
+
+    original = getattr(stdio.stdio_client, "__wrapped__", None)
+    defaults = getattr(original, "__defaults__", None)
+    if not defaults:
+        return
+    try:
+        defaults[0].fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        original.__defaults__ = (sys.__stderr__, *defaults[1:])
+
+
+_usable_stderr()
 
 _REQUEST_TIMEOUT = 408
 _CLOSE_TIMEOUT_S = 5.0

@@ -221,3 +221,21 @@ def test_missing_command_fails_fast() -> None:
     with pytest.raises(ToolError, match="'nope' failed to start"):
         provider.get_tools()
     provider.close()
+
+
+def test_mcp_servers_get_a_real_stderr_even_if_imported_under_capture() -> None:
+    """mcp binds sys.stderr at import; a captured stream there would break every server."""
+    import io
+
+    from mcp.client import stdio
+
+    from noema_graph.tools import mcp_session
+
+    original = stdio.stdio_client.__wrapped__  # type: ignore[attr-defined]
+    saved = original.__defaults__
+    try:
+        original.__defaults__ = (io.StringIO(),)
+        mcp_session._usable_stderr()  # pyright: ignore[reportPrivateUsage]
+        assert original.__defaults__[0] is sys.__stderr__
+    finally:
+        original.__defaults__ = saved
