@@ -52,7 +52,7 @@ def _usable_stderr() -> None:
 
     original = getattr(stdio.stdio_client, "__wrapped__", None)
     defaults = getattr(original, "__defaults__", None)
-    if not defaults:
+    if original is None or not defaults:
         return
     try:
         defaults[0].fileno()
