@@ -60,11 +60,13 @@ def _invocation(
     thread_id: str | None,
     model: BaseChatModel | None,
     path: Path,
+    timeout_s: float | None = None,
 ) -> tuple[Any, dict[str, Any], dict[str, Any], RunContext]:
     """Return (graph, inputs, config, context) of one run; shared by every entry point."""
     inputs = {"messages": [("user", learner_request(request, learner))]}
     config = {"configurable": {"thread_id": thread_id or uuid4().hex}}
-    return _graph(name, model, path), inputs, config, RunContext(user_id=learner.name)
+    context = RunContext(user_id=learner.name, timeout_s=timeout_s)
+    return _graph(name, model, path), inputs, config, context
 
 
 def run_agent(
@@ -75,6 +77,7 @@ def run_agent(
     thread_id: str | None = None,
     model: BaseChatModel | None = None,
     db: str | Path | None = None,
+    timeout_s: float | None = None,
 ) -> AgentOutput:
     """Run agent ``name`` on ``request`` for learner ``user_id`` (name or id).
 
@@ -85,13 +88,16 @@ def run_agent(
         thread_id: Continue this conversation; None starts a new one.
         model: Chat model; None means ``make_model()``.
         db: Learning store; None means ``noema-learning.sqlite``.
+        timeout_s: The run's time budget in seconds; None keeps the agent's own limit.
 
     Raises:
         ConfigurationError: Unknown agent or learner.
     """
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = resolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
+    graph, inputs, config, context = _invocation(
+        name, request, learner, thread_id, model, path, timeout_s
+    )
     graph.invoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -116,6 +122,7 @@ def resume_agent(
     user_id: str | int,
     model: BaseChatModel | None = None,
     db: str | Path | None = None,
+    timeout_s: float | None = None,
 ) -> AgentOutput:
     """Resume a run of ``name`` paused on ``thread_id`` with the user's ``answer``.
 
@@ -131,7 +138,7 @@ def resume_agent(
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     graph = _graph(name, model, path)
     command = resume_with(graph, config, answer)
-    graph.invoke(command, config, context=RunContext(user_id=learner.name))
+    graph.invoke(command, config, context=RunContext(user_id=learner.name, timeout_s=timeout_s))
     return _output(name, graph, config)
 
 
@@ -143,11 +150,14 @@ async def arun_agent(
     thread_id: str | None = None,
     model: BaseChatModel | None = None,
     db: str | Path | None = None,
+    timeout_s: float | None = None,
 ) -> AgentOutput:
     """Run agent ``name`` like :func:`run_agent`, awaiting the model and tools."""
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
+    graph, inputs, config, context = _invocation(
+        name, request, learner, thread_id, model, path, timeout_s
+    )
     await graph.ainvoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -160,11 +170,14 @@ async def astream_agent(
     thread_id: str | None = None,
     model: BaseChatModel | None = None,
     db: str | Path | None = None,
+    timeout_s: float | None = None,
 ) -> AsyncIterator[dict[str, Any] | AgentOutput]:
     """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
     path = Path(db) if db is not None else DEFAULT_LEARNING_DB
     learner = await aresolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(name, request, learner, thread_id, model, path)
+    graph, inputs, config, context = _invocation(
+        name, request, learner, thread_id, model, path, timeout_s
+    )
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk
     yield _output(name, graph, config)

@@ -45,7 +45,7 @@ def local_model() -> Any:
 
 def _config(**kw: Any) -> AgentConfig:
     return AgentConfig(
-        enabled_toolkits=(), max_iterations=4, reflection_interval=10, timeout_s=120, **kw
+        enabled_toolkits=(), max_iterations=4, reflection_interval=10, timeout_s=3_600, **kw
     )
 
 
