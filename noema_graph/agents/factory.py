@@ -13,9 +13,11 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.agents.definition import AgentDefinition, AgentLimits
 from noema_graph.agents.domain_tools import domain_registry
+from noema_graph.agents.learner_context import with_learner_hooks
 from noema_graph.agents.registry import AgentRegistry, default_registry
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
+from noema_graph.graphs.agent import SPECS
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.persistence import CheckpointerArg
 
@@ -52,6 +54,7 @@ def _subagent_tools(
                 checkpointer=False,  # the child never writes into the parent's thread
                 registry=registry,
                 overrides=inherited,
+                learner_from_context=False,  # the parent's request names the learner
             )
 
         tools.append(subagent_tool(definition.name, child.name, child.description, build))
@@ -67,8 +70,14 @@ def build_agent(
     store: BaseStore | None = None,
     registry: AgentRegistry | None = None,
     overrides: Mapping[str, Any] | None = None,
+    learner_from_context: bool = True,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``definition`` (or the registered agent of that name) into its graph.
+
+    The graph takes its learner from the run: ``context=RunContext(user_id="ben")`` or
+    ``{"configurable": {"user_id": "ben"}}`` appends the learner's identity to a request
+    that lacks it (:mod:`noema_graph.agents.learner_context`; the store's learners are read
+    now).
 
     Args:
         definition: The agent, or its name in ``registry``.
@@ -78,6 +87,8 @@ def build_agent(
         store: LangGraph store for long-term memory.
         registry: Where names (the agent, its subagents) are looked up; default: the ten agents.
         overrides: AgentConfig fields that win over the definition (``price_overrides``...).
+        learner_from_context: Add the hooks that take the learner from the run's context or
+            config (False for subagents, whose request comes from the parent's model).
 
     Raises:
         ConfigurationError: Unknown agent or subagent, or an invalid override.
@@ -89,6 +100,9 @@ def build_agent(
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
     path = Path(db)
+    if learner_from_context:
+        hooks = with_learner_hooks(config.hooks, SPECS[0].name, path)
+        config = config.model_copy(update={"hooks": hooks})
     domain = domain_registry(path, definition.tools, definition.tool_arguments)
     tools = domain.as_langchain_tools(
         permissions=config.permissions, timeout_s=config.tool_timeout_s

@@ -1,38 +1,82 @@
 """Graph factories for ``langgraph.json`` (``langgraph dev``, LangGraph Studio).
 
-Each function builds one graph when the LangGraph server asks for it; the server supplies
-the checkpointer and store. The model comes from ``make_model()`` (NOEMA_MODEL, else OpenAI
-with OPENAI_API_KEY, else the embedded model) and the learning store from NOEMA_LEARNING_DB
-(default ``noema-learning.sqlite``): this module is an edge, so it reads the environment.
+The LangGraph server calls a factory inside its event loop for every request that needs the
+graph (a run, a thread's state or history, an assistant's schemas); the server supplies the
+checkpointer and store. Building a graph reads the agent catalog and the learning store, and
+the first build starts the embedded model (about a second of loading and health checks), so
+each factory here is a coroutine that builds in a worker thread: nothing blocks the loop, and
+``langgraph dev`` runs without ``--allow-blocking``. A build is cheap (about 15 ms) and reads
+the store's learners afresh, so nothing is cached between requests.
+
+The model comes from ``make_model()`` (NOEMA_MODEL, else OpenAI with OPENAI_API_KEY, else
+the embedded model) and the learning store from NOEMA_LEARNING_DB (default
+``noema-learning.sqlite``): this module is an edge, so it reads the environment. The learner
+is given the LangGraph way, ``"context": {"user_id": "ben"}`` (or ``configurable``); see
+:mod:`noema_graph.agents.learner_context`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import ConfigDict
+from pydantic.json_schema import SkipJsonSchema
 
 from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
+from noema_graph.context import RunContext
 from noema_graph.graphs import build_ask_graph
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class ServerContext(RunContext):
+    """The run context as the LangGraph server describes it (``/assistants/{id}/schemas``).
+
+    A :class:`RunContext` (the nodes read it as one) whose ``abort`` event, which no JSON
+    client can send, is left out of the JSON schema: pydantic cannot describe a
+    ``threading.Event``, and the server answered 500 for the schemas of every graph.
+    """
+
+    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)  # for threading.Event
+
+    abort: SkipJsonSchema[threading.Event | None] = None
 
 
 def _db() -> Path:
     return Path(os.environ.get("NOEMA_LEARNING_DB", str(DEFAULT_LEARNING_DB)))
 
 
-def agent_graph(name: str) -> Callable[[], Graph]:
-    """Return the factory that builds agent ``name``'s graph when the server asks for it."""
+def served(graph: Graph) -> Graph:
+    """Return ``graph`` with the context schema the server can describe (:class:`ServerContext`)."""
+    return graph.copy(update={"context_schema": ServerContext})
 
-    def build() -> Graph:
-        return get_graph(name, db=_db())
+
+def _build_agent(name: str) -> Graph:
+    return served(get_graph(name, db=_db()))
+
+
+def _build_ask() -> Graph:
+    from noema_graph.models.factory import make_model
+
+    return served(build_ask_graph(model=make_model()))
+
+
+def agent_graph(name: str) -> Callable[[], Awaitable[Graph]]:
+    """Return the factory that builds agent ``name``'s graph, off the event loop."""
+
+    async def build() -> Graph:
+        return await asyncio.to_thread(_build_agent, name)
 
     build.__name__ = build.__qualname__ = name
-    build.__doc__ = f"Build the {name} agent's graph."
+    build.__doc__ = f"Build the {name} agent's graph in a worker thread."
     return build
 
 
@@ -48,8 +92,6 @@ taxonomy_curator = agent_graph("taxonomy_curator")
 governance = agent_graph("governance")
 
 
-def ask() -> Graph:
-    """Build the read-only ask graph."""
-    from noema_graph.models.factory import make_model
-
-    return build_ask_graph(model=make_model())
+async def ask() -> Graph:
+    """Build the read-only ask graph in a worker thread."""
+    return await asyncio.to_thread(_build_ask)

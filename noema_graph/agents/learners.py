@@ -56,9 +56,45 @@ async def aresolve_learner(db: str | Path, user: str | int) -> Learner:
     return _pick(learners, user, Path(db))
 
 
+LEARNER_MARKER = "[learner: "
+"""Start of the identity suffix: a request that holds it already names its learner."""
+
+
+def learner_suffix(learner: Learner) -> str:
+    """Return the identity line the agents' prompts expect at the end of a request."""
+    return f"{LEARNER_MARKER}{learner.name}, user_id {learner.id}]"
+
+
 def learner_request(request: str, learner: Learner) -> str:
     """Return ``request`` with the learner's identity appended, as the agents' prompts expect."""
-    return f"{request}\n\n[learner: {learner.name}, user_id {learner.id}]"
+    return f"{request}\n\n{learner_suffix(learner)}"
+
+
+def read_learners(db: str | Path) -> list[Learner]:
+    """Return every learner in the store at ``db``; none when it is missing or not a store.
+
+    Read-only: a missing file is not created (unlike :func:`resolve_learner`'s store).
+    """
+    path = Path(db)
+    if not path.is_file():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT id, name FROM users ORDER BY id").fetchall()
+    except sqlite3.DatabaseError:  # no users table, or not an SQLite file
+        return []
+    finally:
+        conn.close()
+    return [Learner(int(row[0]), str(row[1])) for row in rows]
+
+
+def find_learner(learners: list[Learner], user: str | int, db: str | Path) -> Learner:
+    """Return the learner of ``learners`` named ``user`` (or with that id).
+
+    Raises:
+        ConfigurationError: No such learner; the message names ``db`` and the known ones.
+    """
+    return _pick(learners, user, Path(db))
 
 
 def has_learning_tables(db: str | Path) -> bool:

