@@ -83,8 +83,7 @@ def _prebuilt_run(db: Path, n: int) -> float:
 
 def checkpoint_sizes() -> list[str]:
     rows = [
-        "| iterations | noema_graph bytes | per iteration | prebuilt ReAct bytes "
-        "| noema ms/iter |",
+        "| iterations | noema_graph bytes | per iteration | prebuilt ReAct bytes | noema ms/iter |",
         "| ---: | ---: | ---: | ---: | ---: |",
     ]
     for n in (10, 50, 100):

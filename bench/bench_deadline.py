@@ -74,10 +74,7 @@ def one(path: str, what: str, budget: float) -> float:
     graph = build_agent_graph(config, model=model, tools=[wait])
     inputs = {"messages": [("user", "go")]}
     start = time.monotonic()
-    if path == "sync":
-        state = graph.invoke(inputs)
-    else:
-        state = asyncio.run(graph.ainvoke(inputs))
+    state = graph.invoke(inputs) if path == "sync" else asyncio.run(graph.ainvoke(inputs))
     ended = time.monotonic()
     RELEASE.set()
     assert state["output"]["error"]["code"] == "timeout", state["output"]["error"]

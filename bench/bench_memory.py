@@ -74,12 +74,14 @@ def recall_figures(embedder: Any, data: dict[str, Any]) -> dict[str, float]:
     from noema_graph.memory import MemoryManager
 
     with tempfile.TemporaryDirectory() as tmp:
-        conn = sqlite3.connect(Path(tmp) / "bench.sqlite", check_same_thread=False,
-                               isolation_level=None)
+        conn = sqlite3.connect(
+            Path(tmp) / "bench.sqlite", check_same_thread=False, isolation_level=None
+        )
         store = SqliteStore(conn)
         store.setup()
-        manager = MemoryManager(store, user_id="bench", agent="agent", thread_id="t",
-                                embedder=embedder)
+        manager = MemoryManager(
+            store, user_id="bench", agent="agent", thread_id="t", embedder=embedder
+        )
         started = time.perf_counter()
         for m in data["memories"]:
             manager.store(m["key"], m["value"], "fact", "persistent")
@@ -141,12 +143,21 @@ def main() -> None:
         row |= recall_figures(embedder, data)
         rows.append(row)
         print(json.dumps(row, default=lambda x: round(x, 3)))
-    keys = ["backend", "install_mb", "load_s", "embeddings_per_s", "recall@5", "hit@5",
-            "store_ms_per_entry", "recall_ms_median"]
+    keys = [
+        "backend",
+        "install_mb",
+        "load_s",
+        "embeddings_per_s",
+        "recall@5",
+        "hit@5",
+        "store_ms_per_entry",
+        "recall_ms_median",
+    ]
     print("\n| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
     for row in rows:
-        cells = [f"{row[k]:.3g}" if isinstance(row.get(k), float) else str(row.get(k, "-"))
-                 for k in keys]
+        cells = [
+            f"{row[k]:.3g}" if isinstance(row.get(k), float) else str(row.get(k, "-")) for k in keys
+        ]
         print("| " + " | ".join(cells) + " |")
 
 
