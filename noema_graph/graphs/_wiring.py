@@ -68,6 +68,9 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
 
     def route(state: RouteState) -> Any:
         context = _run_context()
+        if context is None:  # update_state: LangGraph reports 2 steps left, which means nothing
+            state = {k: v for k, v in state.items() if k != "remaining_steps"}  # type: ignore[assignment]
+            context = context_of(None)
         if wants_safe:
             return fn(state, agent, context, deps.safe_tool_names())
         return fn(state, agent, context)
@@ -76,11 +79,11 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
     return route
 
 
-def _run_context() -> RunContext:
-    """Return the run's context; the default one outside a run (``update_state``)."""
+def _run_context() -> RunContext | None:
+    """Return the run's context; None outside a run (``update_state``, or no config at all)."""
     try:
         # typed as a Runtime, but None when update_state runs a router outside a run
         runtime = cast(Runtime[Any] | None, get_runtime())
     except RuntimeError:  # outside any runnable: no config at all
-        return context_of(None)
-    return context_of(runtime.context if runtime is not None else None)  # None: update_state
+        return None
+    return None if runtime is None else context_of(runtime.context)

@@ -174,6 +174,26 @@ def test_fork_leaves_the_original_thread_alone(tmp_path: Path, scripted: Any) ->
         assert checkpoint(saver, "t1", before[-1].checkpoint_id)["replans"] == 0
 
 
+def test_a_fork_with_an_update_runs_on_from_its_checkpoint(tmp_path: Path, scripted: Any) -> None:
+    """update_state's routers must not read LangGraph's "2 steps left" as an exhausted run."""
+    COUNT.clear()
+    with sqlite_checkpointer(tmp_path / "runs.sqlite") as saver:
+        _run(saver, scripted, "t1")
+        planned = next(r for r in history(saver, "t1") if r.node == "plan")
+        graph = build_agent_graph(
+            cfg(), model=scripted(*_script()[1:]), tools=[count], checkpointer=saver
+        )
+        branch = fork(
+            graph,
+            {"configurable": {"thread_id": "t1"}},
+            planned.checkpoint_id,
+            update={"replans": 0},
+        )
+        final = graph.invoke(None, branch)
+    assert final["output"]["success"] is True and final["output"]["result"] == "counted twice"
+    assert COUNT == [1, 2, 1, 2]  # the branch did the work again
+
+
 def test_replay_after_a_tool_call_reruns_no_completed_call(tmp_path: Path, scripted: Any) -> None:
     COUNT.clear()
     with sqlite_checkpointer(tmp_path / "runs.sqlite") as saver:
