@@ -25,6 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from noema_graph.errors import ConfigurationError
+from noema_graph.sqlite_writer import SqliteWriter, in_transaction, shared_writer
 from noema_graph.state.models import STATE_MODELS
 from noema_graph.state.reducers import append_steps, merge_messages
 
@@ -141,14 +142,66 @@ class NoemaSqliteSaver(SqliteSaver):
 
 
 class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
-    """The async :class:`NoemaSqliteSaver`."""
+    """The async :class:`NoemaSqliteSaver`; it writes through the file's :class:`SqliteWriter`.
+
+    Reads go through aiosqlite; every write (a checkpoint, a task's writes, a thread's
+    deletion) runs whole on the writer thread, through a sync ``SqliteSaver`` twin over the
+    writer's connection, so no write transaction is held open across an ``await``.
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        serde: JsonPlusSerializer | None = None,
+        writer: SqliteWriter | None = None,
+    ) -> None:
+        """Read through ``conn``; write through ``writer`` (through ``conn`` without one)."""
+        super().__init__(conn, serde=serde)
+        self.writer = writer
+        self.twin = None if writer is None else SqliteSaver(writer.conn, serde=self.serde)
+
+    async def setup(self) -> None:
+        """Create the tables (through aiosqlite, then once more for the writer's twin)."""
+        await super().setup()
+        if self.writer is not None and self.twin is not None and not self.twin.is_setup:
+            await self.writer.arun(self.twin.setup)
 
     async def aput(
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
         summary = _with_summary(metadata, checkpoint)
-        return await super().aput(config, checkpoint, summary, new_versions)
+        if self.writer is None or self.twin is None:
+            return await super().aput(config, checkpoint, summary, new_versions)
+        twin = self.twin
+        return await self.writer.arun(lambda: twin.put(config, checkpoint, summary, new_versions))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's writes, all of them or none."""
+        if self.writer is None or self.twin is None:
+            return await super().aput_writes(config, writes, task_id, task_path)
+        twin, conn = self.twin, self.writer.conn
+
+        def put() -> None:
+            twin.put_writes(config, writes, task_id, task_path)
+
+        await self.writer.arun(lambda: in_transaction(conn, put))
+        return None
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes in one transaction."""
+        if self.writer is None or self.twin is None:
+            return await super().adelete_thread(thread_id)
+        twin, conn = self.twin, self.writer.conn
+        await self.writer.arun(lambda: in_transaction(conn, lambda: twin.delete_thread(thread_id)))
+        return None
 
 
 @contextmanager
@@ -162,20 +215,29 @@ def _backend(path: str | Path, make: Callable[[sqlite3.Connection], B]) -> Gener
 
 @asynccontextmanager
 async def _async_backend(
-    path: str | Path, make: Callable[[aiosqlite.Connection], AB], *, isolation_level: str | None
+    path: str | Path,
+    make: Callable[[aiosqlite.Connection, SqliteWriter], AB],
+    *,
+    isolation_level: str | None,
 ) -> AsyncGenerator[AB]:
-    """Async :func:`_backend` over aiosqlite, with the same :data:`PRAGMAS`."""
-    conn = await aiosqlite.connect(
-        _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
-    )
-    try:
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        backend = make(conn)
-        await backend.setup()
-        yield backend
-    finally:
-        await conn.close()
+    """Async :func:`_backend` over aiosqlite (same :data:`PRAGMAS`).
+
+    Writes go through the file's :class:`SqliteWriter`, shared by every async checkpointer and
+    store of the file in this process.
+    """
+    target = _sqlite_path(path)
+    with shared_writer(target, connect) as writer:
+        conn = await aiosqlite.connect(
+            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
+        )
+        try:
+            for pragma in PRAGMAS:
+                await conn.execute(pragma)
+            backend = make(conn, writer)
+            await backend.setup()
+            yield backend
+        finally:
+            await conn.close()
 
 
 @contextmanager
@@ -189,8 +251,8 @@ def sqlite_checkpointer(path: str | Path) -> Generator[SqliteSaver]:
 async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSqliteSaver]:
     """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one."""
 
-    def make(conn: aiosqlite.Connection) -> AsyncSqliteSaver:
-        saver = NoemaAsyncSqliteSaver(conn, serde=serializer())
+    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteSaver:
+        saver = NoemaAsyncSqliteSaver(conn, serde=serializer(), writer=writer)
         saver.noema_path = _sqlite_path(path)  # type: ignore[attr-defined]  # event log beside it
         return saver
 
@@ -201,19 +263,30 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSql
 
 @contextmanager
 def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
-    """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file)."""
-    from langgraph.store.sqlite import SqliteStore
+    """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file).
 
-    with _backend(path, SqliteStore) as store:
+    Each batch takes the write lock first (``BEGIN IMMEDIATE``), so concurrent writers wait
+    under the busy timeout instead of failing (see :mod:`noema_graph.sqlite_store`).
+    """
+    from noema_graph.sqlite_store import NoemaSqliteStore
+
+    with _backend(path, NoemaSqliteStore) as store:
         yield store
 
 
 @asynccontextmanager
 async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStore]:
-    """Open a LangGraph AsyncSqliteStore on ``path``."""
-    from langgraph.store.sqlite.aio import AsyncSqliteStore
+    """Open a LangGraph AsyncSqliteStore on ``path`` (may be the checkpoint file).
 
-    async with _async_backend(path, AsyncSqliteStore, isolation_level=None) as store:
+    Its batches run whole on the file's writer thread, shared with an async checkpointer of
+    the same file (see :mod:`noema_graph.sqlite_writer`).
+    """
+    from noema_graph.sqlite_store import NoemaAsyncSqliteStore
+
+    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteStore:
+        return NoemaAsyncSqliteStore(conn, writer=writer)
+
+    async with _async_backend(path, make, isolation_level=None) as store:
         yield store
 
 
