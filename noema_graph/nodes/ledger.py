@@ -27,6 +27,7 @@ from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
 
 from noema_graph.effects import Steps, io
+from noema_graph.errors import NoemaError
 from noema_graph.sqlite_writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ LedgerStatus = Literal["started", "done", "paused"]
 """A call's ledger entry: running (or crashed), finished, or paused by its own interrupt()."""
 
 
-class LedgerUnavailable(Exception):
+class LedgerUnavailable(NoemaError):
     """The Store could not read or record a ledger entry (after retries)."""
 
     def __init__(self, cause: BaseException) -> None:
