@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from noema_graph import inspect_cli
+from noema_graph import doctor_cli, inspect_cli
 from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
@@ -502,6 +502,7 @@ app.command("events")(observability_cli.events)
 app.command("threads")(inspect_cli.threads)
 app.command("history")(inspect_cli.history)
 app.command("inspect")(inspect_cli.inspect)
+doctor_cli.register(app)
 
 
 @app.command(

@@ -30,6 +30,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from noema_graph.damage import decoding_row, file_of
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
 
@@ -267,7 +268,7 @@ Rows = Sequence[Sequence[Any]]
 def _sql_threads(saver: SqliteSaver) -> list[ThreadRow]:
     latest = saver.conn.execute(THREADS_SQL).fetchall()
     paused = saver.conn.execute(PAUSED_SQL, (INTERRUPT,)).fetchall()
-    return _threads_from(saver.serde, latest, paused)
+    return _threads_from(saver.serde, latest, paused, path=file_of(saver))
 
 
 async def _asql_threads(saver: AsyncSqliteSaver) -> list[ThreadRow]:
@@ -275,13 +276,13 @@ async def _asql_threads(saver: AsyncSqliteSaver) -> list[ThreadRow]:
         latest = await cursor.fetchall()
     async with saver.conn.execute(PAUSED_SQL, (INTERRUPT,)) as cursor:
         paused = await cursor.fetchall()
-    return _threads_from(saver.serde, list(latest), list(paused))
+    return _threads_from(saver.serde, list(latest), list(paused), path=file_of(saver))
 
 
 def _sql_history(saver: SqliteSaver, thread_id: str) -> list[CheckpointRow]:
     found = saver.conn.execute(HISTORY_SQL, (thread_id,)).fetchall()
     paused = saver.conn.execute(PAUSED_IN_THREAD_SQL, (thread_id, INTERRUPT)).fetchall()
-    return _history_from(saver.serde, found, paused)
+    return _history_from(saver.serde, found, paused, at=(file_of(saver), thread_id))
 
 
 async def _asql_history(saver: AsyncSqliteSaver, thread_id: str) -> list[CheckpointRow]:
@@ -289,15 +290,18 @@ async def _asql_history(saver: AsyncSqliteSaver, thread_id: str) -> list[Checkpo
         found = await cursor.fetchall()
     async with saver.conn.execute(PAUSED_IN_THREAD_SQL, (thread_id, INTERRUPT)) as cursor:
         paused = await cursor.fetchall()
-    return _history_from(saver.serde, list(found), list(paused))
+    return _history_from(saver.serde, list(found), list(paused), at=(file_of(saver), thread_id))
 
 
-def _threads_from(serde: SerializerProtocol, latest: Rows, paused_rows: Rows) -> list[ThreadRow]:
+def _threads_from(
+    serde: SerializerProtocol, latest: Rows, paused_rows: Rows, *, path: Path | None
+) -> list[ThreadRow]:
     paused = {(row[0], row[1]) for row in paused_rows}
     rows: list[ThreadRow] = []
     for thread_id, checkpoint_id, kind, blob, raw_metadata, first_id in latest:
-        metadata = _metadata(raw_metadata)
-        decoded = _decode(serde, kind, blob, metadata)
+        with decoding_row(path, thread_id, checkpoint_id):  # a damaged row names itself
+            metadata = _metadata(raw_metadata)
+            decoded = _decode(serde, kind, blob, metadata)
         rows.append(
             _thread_row(
                 thread_id,
@@ -311,12 +315,15 @@ def _threads_from(serde: SerializerProtocol, latest: Rows, paused_rows: Rows) ->
     return rows
 
 
-def _history_from(serde: SerializerProtocol, found: Rows, paused_rows: Rows) -> list[CheckpointRow]:
+def _history_from(
+    serde: SerializerProtocol, found: Rows, paused_rows: Rows, *, at: tuple[Path | None, str]
+) -> list[CheckpointRow]:
     paused = {row[1] for row in paused_rows}
     rows: list[CheckpointRow] = []
     for checkpoint_id, parent_id, kind, blob, raw_metadata in found:
-        metadata = _metadata(raw_metadata)
-        decoded = _decode(serde, kind, blob, metadata)
+        with decoding_row(*at, checkpoint_id):  # a damaged row names itself
+            metadata = _metadata(raw_metadata)
+            decoded = _decode(serde, kind, blob, metadata)
         rows.append(
             _checkpoint_row(
                 checkpoint_id, parent_id, decoded, metadata, has_interrupt=checkpoint_id in paused

@@ -7,12 +7,16 @@ The commands are registered on the main app by :mod:`noema_graph.cli`; the inspe
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from noema_graph.errors import NoemaError
 
 __all__ = ["history", "inspect", "threads"]
 
@@ -40,12 +44,25 @@ def _db_or_exit(db: Path) -> None:
     check_database(db, must_exist=True)
 
 
+@contextmanager
+def _one_line_errors() -> Generator[None]:
+    """Print a library error (a damaged file names its fix) as one line; exit 1."""
+    try:
+        yield
+    except NoemaError as exc:
+        from noema_graph.cli_errors import EXIT_UNSUCCESSFUL, say_error
+
+        say_error(str(exc))
+        raise typer.Exit(EXIT_UNSUCCESSFUL) from exc
+
+
 def threads(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
     """List the threads in a checkpoint file: status, iterations, tokens, cost, last error."""
     from noema_graph.inspect import threads as list_threads
 
     _db_or_exit(db)
-    rows = list_threads(db)
+    with _one_line_errors():
+        rows = list_threads(db)
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -64,7 +81,8 @@ def history(thread: ThreadArg, db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False)
     from noema_graph.inspect import history as thread_history
 
     _db_or_exit(db)
-    rows = thread_history(db, thread)
+    with _one_line_errors():
+        rows = thread_history(db, thread)
     if not rows:
         _no_thread(thread, db)
     if as_json:
@@ -93,7 +111,8 @@ def inspect(
 
     _db_or_exit(db)
     try:
-        state = read_checkpoint(db, thread, checkpoint)
+        with _one_line_errors():
+            state = read_checkpoint(db, thread, checkpoint)
     except KeyError:
         if checkpoint:
             fix = f"list its checkpoints with noema-graph history {thread} --db {db}"

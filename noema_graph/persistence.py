@@ -5,11 +5,16 @@ WAL mode with a busy timeout and a deserialisation allow-list: a checkpoint can 
 LangGraph's own safe types, LangChain messages and the classes in
 :data:`noema_graph.state.models.STATE_MODELS`. ``open_checkpointer(url)`` dispatches on a URL
 so another backend (PostgreSQL) can plug in later.
+
+Async checkpointers and stores of one file write through one writer thread per process
+(:mod:`noema_graph.sqlite_writer`); store batches take the write lock first
+(:mod:`noema_graph.sqlite_stores`). A file that is not SQLite, or that SQLite or a decoder finds
+damaged, raises :class:`~noema_graph.damage.DamagedFileError` naming the file, the thread and
+the fix; ``check=True`` runs ``PRAGMA quick_check`` when the file is opened.
 """
 
 from __future__ import annotations
 
-import random
 import sqlite3
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import asynccontextmanager, closing, contextmanager
@@ -25,7 +30,10 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[r
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from noema_graph.damage import DamagedFileError, corrupt_file, is_corrupt
 from noema_graph.errors import ConfigurationError
+from noema_graph.sqlite_savers import NoemaAsyncSqliteSaver, NoemaSqliteSaver
+from noema_graph.sqlite_writer import SqliteWriter, shared_writer
 from noema_graph.state.models import STATE_MODELS
 from noema_graph.state.reducers import append_steps, merge_messages
 
@@ -108,74 +116,71 @@ AB = TypeVar("AB", bound=_AsyncSetUp)
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
-    """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads."""
+    """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads.
+
+    Raises:
+        DamagedFileError: ``path`` is not a SQLite database, or SQLite finds it malformed.
+    """
+    target = _sqlite_path(path)
     conn = sqlite3.connect(
-        _sqlite_path(path),
-        check_same_thread=False,
-        timeout=BUSY_TIMEOUT_MS / 1000,
-        isolation_level=None,
+        target, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
     )
-    for pragma in PRAGMAS:
-        conn.execute(pragma)
+    try:
+        for pragma in PRAGMAS:
+            conn.execute(pragma)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if not is_corrupt(exc):
+            raise
+        raise corrupt_file(target, exc) from exc
     return conn
 
 
-def _with_summary(metadata: Any, checkpoint: Any) -> Any:
-    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads)."""
-    from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports this module
+def quick_check(conn: sqlite3.Connection, path: Path | None = None) -> None:
+    """Run SQLite's ``PRAGMA quick_check`` on ``conn``; raise if it finds a problem.
 
-    return {**metadata, SUMMARY_KEY: run_summary(checkpoint["channel_values"])}
+    It reads every page (seconds on a large file), so the factories run it only when asked
+    (``check=True``); ``noema-graph doctor`` runs the full checks.
 
-
-def next_version(current: str | int | None) -> str | int:
-    """Return the version after ``current``: a small int (a thread started as strings stays so).
-
-    SQLite stores a checkpoint's channel values inline, not by version, so versions need not
-    be unique across forks: LangGraph's ``"<32 digits>.<16 random digits>"`` strings cost
-    about 1.6 KB per checkpoint in ``channel_versions`` and ``versions_seen``; ints cost ~60 B.
+    Raises:
+        DamagedFileError: the check failed, naming the first problem SQLite reported.
     """
-    if isinstance(current, str):  # written by a stock saver or an older noema_graph
-        return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
-    return (current or 0) + 1
-
-
-class NoemaSqliteSaver(SqliteSaver):
-    """A SqliteSaver that writes each checkpoint's run summary into its metadata.
-
-    ``noema_graph.inspect.threads`` / ``history`` then list a thread without decoding a
-    single checkpoint blob. Channel versions are small ints (see :func:`next_version`).
-    """
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """Return the next channel version (see :func:`next_version`)."""
-        return next_version(current)
-
-    def put(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
-    ) -> RunnableConfig:
-        """Save ``checkpoint`` with its run summary in the metadata."""
-        return super().put(config, checkpoint, _with_summary(metadata, checkpoint), new_versions)
-
-
-class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
-    """The async :class:`NoemaSqliteSaver`."""
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """Return the next channel version (see :func:`next_version`)."""
-        return next_version(current)
-
-    async def aput(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
-    ) -> RunnableConfig:
-        """Save ``checkpoint`` with its run summary in the metadata."""
-        summary = _with_summary(metadata, checkpoint)
-        return await super().aput(config, checkpoint, summary, new_versions)
+    try:
+        found = [str(row[0]) for row in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        if not is_corrupt(exc):
+            raise
+        raise corrupt_file(path, exc) from exc
+    if found != ["ok"]:
+        raise DamagedFileError(
+            path, f"PRAGMA quick_check found {len(found)} problem(s), first: {found[0]}"
+        )
 
 
 @contextmanager
-def _backend(path: str | Path, make: Callable[[sqlite3.Connection], B]) -> Generator[B]:
-    """Yield ``make(conn)``, set up, over a new connection to ``path``; close it at the end."""
-    with closing(connect(path)) as conn:
+def _naming_damage(target: Path) -> Generator[None]:
+    """Turn SQLite's "malformed" errors raised while the file is open into DamagedFileError."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if not is_corrupt(exc):
+            raise
+        raise corrupt_file(target, exc) from exc
+
+
+@contextmanager
+def _backend(
+    path: str | Path, make: Callable[[sqlite3.Connection], B], *, check: bool = False
+) -> Generator[B]:
+    """Yield ``make(conn)``, set up, over a new connection to ``path``; close it at the end.
+
+    ``check`` runs :func:`quick_check` first. SQLite's "malformed" errors, at setup or later
+    while the file is open, become :class:`DamagedFileError` naming the file.
+    """
+    target = _sqlite_path(path)
+    with closing(connect(target)) as conn, _naming_damage(target):
+        if check:
+            quick_check(conn, target)
         backend = make(conn)
         backend.setup()
         yield backend
@@ -183,58 +188,99 @@ def _backend(path: str | Path, make: Callable[[sqlite3.Connection], B]) -> Gener
 
 @asynccontextmanager
 async def _async_backend(
-    path: str | Path, make: Callable[[aiosqlite.Connection], AB], *, isolation_level: str | None
+    path: str | Path,
+    make: Callable[[aiosqlite.Connection, SqliteWriter], AB],
+    *,
+    isolation_level: str | None,
+    check: bool = False,
 ) -> AsyncGenerator[AB]:
-    """Async :func:`_backend` over aiosqlite, with the same :data:`PRAGMAS`."""
-    conn = await aiosqlite.connect(
-        _sqlite_path(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
-    )
-    try:
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        backend = make(conn)
-        await backend.setup()
-        yield backend
-    finally:
-        await conn.close()
+    """Async :func:`_backend` over aiosqlite (same :data:`PRAGMAS`).
+
+    Writes go through the file's :class:`SqliteWriter`, shared by every async checkpointer and
+    store of the file in this process.
+    """
+    target = _sqlite_path(path)
+    with shared_writer(target, connect) as writer, _naming_damage(target):
+        if check:
+            await writer.arun(lambda: quick_check(writer.conn, target))
+        conn = await aiosqlite.connect(
+            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
+        )
+        try:
+            for pragma in PRAGMAS:
+                await conn.execute(pragma)
+            backend = make(conn, writer)
+            await backend.setup()
+            yield backend
+        finally:
+            await conn.close()
 
 
 @contextmanager
-def sqlite_checkpointer(path: str | Path) -> Generator[SqliteSaver]:
-    """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation)."""
-    with _backend(path, lambda conn: NoemaSqliteSaver(conn, serde=serializer())) as saver:
+def sqlite_checkpointer(path: str | Path, *, check: bool = False) -> Generator[SqliteSaver]:
+    """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation).
+
+    Args:
+        path: The SQLite file (created if missing).
+        check: Run SQLite's ``PRAGMA quick_check`` before use (reads the whole file).
+
+    Raises:
+        DamagedFileError: the file is not a SQLite database or is damaged (also raised later,
+            by reads that meet damage), naming the file, the thread and the fix.
+    """
+    target = _sqlite_path(path)
+
+    def make(conn: sqlite3.Connection) -> SqliteSaver:
+        return NoemaSqliteSaver(conn, serde=serializer(), path=target)
+
+    with _backend(target, make, check=check) as saver:
         yield saver
 
 
 @asynccontextmanager
-async def async_sqlite_checkpointer(path: str | Path) -> AsyncGenerator[AsyncSqliteSaver]:
-    """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one."""
+async def async_sqlite_checkpointer(
+    path: str | Path, *, check: bool = False
+) -> AsyncGenerator[AsyncSqliteSaver]:
+    """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one.
 
-    def make(conn: aiosqlite.Connection) -> AsyncSqliteSaver:
-        saver = NoemaAsyncSqliteSaver(conn, serde=serializer())
-        saver.noema_path = _sqlite_path(path)  # type: ignore[attr-defined]  # event log beside it
-        return saver
+    ``check`` and the errors are those of :func:`sqlite_checkpointer`.
+    """
+    target = _sqlite_path(path)
+
+    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteSaver:
+        return NoemaAsyncSqliteSaver(conn, serde=serializer(), writer=writer, path=target)
 
     # "" is sqlite3's default: implicit deferred transactions, which the saver commits
-    async with _async_backend(path, make, isolation_level="") as saver:
+    async with _async_backend(target, make, isolation_level="", check=check) as saver:
         yield saver
 
 
 @contextmanager
 def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
-    """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file)."""
-    from langgraph.store.sqlite import SqliteStore
+    """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file).
 
-    with _backend(path, SqliteStore) as store:
+    Each batch takes the write lock first (``BEGIN IMMEDIATE``), so concurrent writers wait
+    under the busy timeout instead of failing (see :mod:`noema_graph.sqlite_stores`).
+    """
+    from noema_graph.sqlite_stores import NoemaSqliteStore
+
+    with _backend(path, NoemaSqliteStore) as store:
         yield store
 
 
 @asynccontextmanager
 async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStore]:
-    """Open a LangGraph AsyncSqliteStore on ``path``."""
-    from langgraph.store.sqlite.aio import AsyncSqliteStore
+    """Open a LangGraph AsyncSqliteStore on ``path`` (may be the checkpoint file).
 
-    async with _async_backend(path, AsyncSqliteStore, isolation_level=None) as store:
+    Its batches run whole on the file's writer thread, shared with an async checkpointer of
+    the same file (see :mod:`noema_graph.sqlite_writer`).
+    """
+    from noema_graph.sqlite_stores import NoemaAsyncSqliteStore
+
+    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteStore:
+        return NoemaAsyncSqliteStore(conn, writer=writer)
+
+    async with _async_backend(path, make, isolation_level=None) as store:
         yield store
 
 

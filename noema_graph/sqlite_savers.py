@@ -1,0 +1,299 @@
+"""The project's SQLite checkpoint savers, opened by :mod:`noema_graph.persistence`.
+
+Both write each checkpoint's run summary into its metadata (``noema_graph.inspect`` then
+lists threads without decoding a blob), and both name a damaged file: a read that fails on a
+malformed file, or on a row that no longer decodes, raises
+:class:`~noema_graph.damage.DamagedFileError` with the file, the thread and the fix. A decode
+error is reported as damage only after the thread's rows were checked and one really fails;
+otherwise the original error (a bug) is raised unchanged.
+
+The async saver reads through aiosqlite and writes through the file's
+:class:`~noema_graph.sqlite_writer.SqliteWriter` (see that module for why).
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from noema_graph.damage import (
+    CHECKPOINT_ROWS_SQL,
+    DECODE_ERRORS,
+    WRITE_ROWS_SQL,
+    BadRow,
+    DamagedFileError,
+    bad_rows,
+    corrupt_file,
+    damaged_row,
+    first_bad_row,
+    is_corrupt,
+    thread_filter,
+)
+from noema_graph.sqlite_writer import SqliteWriter, in_transaction
+
+DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRORS)
+"""Errors a read of a damaged file raises (each is checked before it is called damage)."""
+
+
+def with_summary(metadata: Any, checkpoint: Any) -> Any:
+    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads)."""
+    from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
+
+    return {**metadata, SUMMARY_KEY: run_summary(checkpoint["channel_values"])}
+
+
+def thread_of(config: RunnableConfig | None) -> str | None:
+    """Return the thread id ``config`` names, if any."""
+    if config is None:
+        return None
+    thread = (config.get("configurable") or {}).get("thread_id")
+    return None if thread is None else str(thread)
+
+
+def _damage(
+    path: Path | None, exc: Exception, thread: str | None, bad: Callable[[], BadRow | None]
+) -> DamagedFileError | None:
+    """Return the DamagedFileError ``exc`` stands for, or None when it is not damage."""
+    if is_corrupt(exc):
+        assert isinstance(exc, sqlite3.DatabaseError)  # is_corrupt checked it
+        return corrupt_file(path, exc, thread_id=thread)
+    if not isinstance(exc, DECODE_ERRORS):
+        return None
+    try:
+        row = bad()
+    except sqlite3.DatabaseError as again:
+        return corrupt_file(path, again, thread_id=thread) if is_corrupt(again) else None
+    return None if row is None else damaged_row(path, row)
+
+
+def next_version(current: str | int | None) -> str | int:
+    """Return the version after ``current``: a small int (a thread started as strings stays so).
+
+    SQLite stores a checkpoint's channel values inline, not by version, so versions need not
+    be unique across forks: LangGraph's ``"<32 digits>.<16 random digits>"`` strings cost
+    about 1.6 KB per checkpoint in ``channel_versions`` and ``versions_seen``; ints cost ~60 B.
+    """
+    if isinstance(current, str):  # written by a stock saver or an older noema_graph
+        return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
+    return (current or 0) + 1
+
+
+class NoemaSqliteSaver(SqliteSaver):
+    """A SqliteSaver that writes run summaries and names damaged files.
+
+    Channel versions are small ints (see :func:`next_version`).
+    """
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """Return the next channel version (see :func:`next_version`)."""
+        return next_version(current)
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        path: Path | None = None,
+    ) -> None:
+        """Use ``conn``, the connection to the file at ``path`` (named in damage errors)."""
+        super().__init__(conn, serde=serde)
+        self.noema_path = path
+
+    def _damage(self, exc: Exception, config: RunnableConfig | None) -> DamagedFileError | None:
+        thread = thread_of(config)
+
+        def bad() -> BadRow | None:
+            with self.lock:
+                return first_bad_row(self.conn, self.serde, thread)
+
+        return _damage(self.noema_path, exc, thread, bad)
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+        try:
+            return super().get_tuple(config)
+        except DAMAGE_SIGNS as exc:
+            if (damage := self._damage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,  # LangGraph's keyword
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """List checkpoints, newest first (raise DamagedFileError on damage)."""
+        try:
+            yield from super().list(config, filter=filter, before=before, limit=limit)
+        except DAMAGE_SIGNS as exc:
+            if (damage := self._damage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        try:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        except DAMAGE_SIGNS as exc:
+            if (damage := self._damage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        """Save ``checkpoint`` with its run summary in the metadata."""
+        summary = with_summary(metadata, checkpoint)
+        try:
+            return super().put(config, checkpoint, summary, new_versions)
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            raise corrupt_file(self.noema_path, exc, thread_id=thread_of(config)) from exc
+
+
+class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
+    """The async :class:`NoemaSqliteSaver`; it writes through the file's :class:`SqliteWriter`.
+
+    Reads go through aiosqlite; every write (a checkpoint, a task's writes, a thread's
+    deletion) runs whole on the writer thread, through a sync ``SqliteSaver`` twin over the
+    writer's connection, so no write transaction is held open across an ``await``.
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        serde: JsonPlusSerializer | None = None,
+        writer: SqliteWriter | None = None,
+        path: Path | None = None,
+    ) -> None:
+        """Read through ``conn``; write through ``writer`` (through ``conn`` without one)."""
+        super().__init__(conn, serde=serde)
+        self.noema_path = path  # also where the observer opens the event log
+        self.writer = writer
+        self.twin = (
+            None if writer is None else NoemaSqliteSaver(writer.conn, serde=self.serde, path=path)
+        )
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """Return the next channel version (see :func:`next_version`)."""
+        return next_version(current)
+
+    async def setup(self) -> None:
+        """Create the tables (through aiosqlite, then once more for the writer's twin)."""
+        await super().setup()
+        if self.writer is not None and self.twin is not None and not self.twin.is_setup:
+            await self.writer.arun(self.twin.setup)
+
+    async def _adamage(
+        self, exc: Exception, config: RunnableConfig | None
+    ) -> DamagedFileError | None:
+        thread = thread_of(config)
+        where, params = thread_filter(thread)
+        checkpoints: list[Any] = []
+        writes: list[Any] = []
+        if not is_corrupt(exc) and isinstance(exc, DECODE_ERRORS):
+            try:
+                async with self.conn.execute(CHECKPOINT_ROWS_SQL + where, params) as cursor:
+                    checkpoints = list(await cursor.fetchall())
+                async with self.conn.execute(WRITE_ROWS_SQL + where, params) as cursor:
+                    writes = list(await cursor.fetchall())
+            except sqlite3.DatabaseError as again:
+                if not is_corrupt(again):
+                    return None
+                return corrupt_file(self.noema_path, again, thread_id=thread)
+
+        def bad() -> BadRow | None:
+            return next(bad_rows(self.serde, checkpoints, writes), None)
+
+        return _damage(self.noema_path, exc, thread, bad)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+        try:
+            return await super().aget_tuple(config)
+        except DAMAGE_SIGNS as exc:
+            if (damage := await self._adamage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,  # LangGraph's keyword
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """List checkpoints, newest first (raise DamagedFileError on damage)."""
+        try:
+            async for item in super().alist(config, filter=filter, before=before, limit=limit):
+                yield item
+        except DAMAGE_SIGNS as exc:
+            if (damage := await self._adamage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        try:
+            return await super().aget_delta_channel_history(config=config, channels=channels)
+        except DAMAGE_SIGNS as exc:
+            if (damage := await self._adamage(exc, config)) is None:
+                raise
+            raise damage from exc
+
+    async def aput(
+        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> RunnableConfig:
+        """Save ``checkpoint`` with its run summary in the metadata."""
+        if self.writer is None or self.twin is None:
+            summary = with_summary(metadata, checkpoint)
+            return await super().aput(config, checkpoint, summary, new_versions)
+        twin = self.twin  # adds the summary itself
+        return await self.writer.arun(lambda: twin.put(config, checkpoint, metadata, new_versions))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's writes, all of them or none."""
+        if self.writer is None or self.twin is None:
+            return await super().aput_writes(config, writes, task_id, task_path)
+        twin, conn = self.twin, self.writer.conn
+
+        def put() -> None:
+            twin.put_writes(config, writes, task_id, task_path)
+
+        await self.writer.arun(lambda: in_transaction(conn, put))
+        return None
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes in one transaction."""
+        if self.writer is None or self.twin is None:
+            return await super().adelete_thread(thread_id)
+        twin, conn = self.twin, self.writer.conn
+        await self.writer.arun(lambda: in_transaction(conn, lambda: twin.delete_thread(thread_id)))
+        return None
