@@ -65,14 +65,20 @@ def available_cpus() -> int:
 
 
 def default_threads() -> int:
-    """Return the default thread count: the available CPUs, at most the cap."""
-    return min(available_cpus(), MAX_DEFAULT_THREADS)
+    """Return the default thread count: the available CPUs less one (at least 1, at most the cap).
+
+    llama.cpp's threads spin-wait for each other, so a thread that another process (or this
+    process's own Python work) deschedules stalls the rest: on a shared 2-core machine 2
+    threads fell to 3-10 tokens/s whenever anything else ran, 1 thread kept 15-91
+    (``bench/threads_results.md``). One CPU is left to everything else.
+    """
+    return max(1, min(available_cpus() - 1, MAX_DEFAULT_THREADS))
 
 
 def local_threads(env: Mapping[str, str] | None = None) -> int:
     """Return the local server's thread count: ``NOEMA_LOCAL_THREADS``, else the default.
 
-    The default is :func:`default_threads` (the available CPUs, capped).
+    The default is :func:`default_threads` (the available CPUs less one, capped).
 
     Args:
         env: Environment to read; defaults to ``os.environ``.

@@ -19,8 +19,8 @@ from noema_graph.models.local import (
 )
 
 
-@pytest.mark.parametrize(("cpus", "threads"), [(1, 1), (2, 2), (6, 6), (64, MAX_DEFAULT_THREADS)])
-def test_default_is_the_available_cpus_capped(
+@pytest.mark.parametrize(("cpus", "threads"), [(1, 1), (2, 1), (6, 5), (64, MAX_DEFAULT_THREADS)])
+def test_default_is_the_available_cpus_less_one_capped(
     monkeypatch: pytest.MonkeyPatch, cpus: int, threads: int
 ) -> None:
     monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid: set(range(cpus)))
