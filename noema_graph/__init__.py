@@ -6,6 +6,7 @@ from noema_graph._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from noema_graph.agents import AgentDefinition, AgentRegistry, get_graph
+    from noema_graph.backends import Backend, open_async_backend, open_backend
     from noema_graph.cancellation import ainvoke_cancellable
     from noema_graph.config import AgentConfig, MCPServer
     from noema_graph.context import RunContext
@@ -29,6 +30,7 @@ __all__ = [
     "AgentDefinition",
     "AgentOutput",
     "AgentRegistry",
+    "Backend",
     "ConfigurationError",
     "HookCall",
     "HookVeto",
@@ -48,6 +50,8 @@ __all__ = [
     "build_ask_graph",
     "edit",
     "get_graph",
+    "open_async_backend",
+    "open_backend",
     "pending",
     "prune",
     "reject",

@@ -70,6 +70,18 @@ ModelOpt = Annotated[
     ),
 ]
 DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file for checkpoints and memory.")]
+RunDbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", help=f"SQLite file for checkpoints and memory (default {DEFAULT_DB})."),
+]
+DatabaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Checkpoints and memory in this database instead of --db: sqlite:///FILE or "
+        "postgresql://USER:PASSWORD@HOST:PORT/DB; default: NOEMA_DATABASE_URL, else --db.",
+    ),
+]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (new if unset).")]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print only the output contract as JSON on stdout.")
@@ -194,7 +206,8 @@ YesOpt = Annotated[
 def run(
     args: AgentArgs,
     model: ModelOpt = None,
-    db: DbOpt = DEFAULT_DB,
+    db: RunDbOpt = None,
+    database_url: DatabaseUrlOpt = None,
     thread: ThreadOpt = None,
     user: Annotated[
         str | None, typer.Option("--user", help="User id (Noema agents: learner name or id).")
@@ -230,7 +243,7 @@ def run(
 
     show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
-    check_database(db)
+    where = _database(db, database_url)
     if agent is not None:
         check_database(data, flag="--data", ours=LEARNING_TABLES)
     recipe = Recipe(
@@ -245,12 +258,45 @@ def run(
         confirm_writes=confirm_writes,
         cwd=str(Path.cwd()),
     )
-    _execute(recipe, db, thread or uuid4().hex[:12], request, yes=yes, show=show)
+    _execute(recipe, where, thread or uuid4().hex[:12], request, yes=yes, show=show)
+
+
+def _database(db: Path | None, url: str | None, *, must_exist: bool = False) -> Path | str:
+    """Return where a run keeps checkpoints and memory: a checked SQLite file, or a URL.
+
+    ``--db`` and ``--database-url`` exclude each other; an explicit ``--db`` wins over
+    ``NOEMA_DATABASE_URL``, which wins over the default file.
+    """
+    from noema_graph.backends import backend_kind, database_url, sqlite_path
+
+    if db is not None and url is not None:
+        usage_error(
+            "--db and --database-url exclude each other",
+            "pass only one (--db FILE is the same as --database-url sqlite:///FILE)",
+        )
+    chosen = db or database_url(explicit=url, env=os.environ, default=DEFAULT_DB)
+    try:
+        kind = backend_kind(chosen)
+    except FieldError as exc:  # an unsupported scheme: the message names the fix
+        say_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    if kind == "postgres":
+        return str(chosen)
+    path = sqlite_path(chosen)
+    check_database(path, must_exist=must_exist)
+    return path
+
+
+def _shown(db: Path | str) -> str:
+    """Return ``db`` for a message (a URL without its password)."""
+    from noema_graph.backends import redacted
+
+    return str(db) if isinstance(db, Path) else redacted(db)
 
 
 def _execute(
     recipe: Recipe,
-    db: Path,
+    db: Path | str,
     thread_id: str,
     request: str | None,
     *,
@@ -417,7 +463,8 @@ def ask(
 def resume(
     thread: Annotated[str, typer.Argument(help="Thread id of an interrupted or paused run.")],
     model: ModelOpt = None,
-    db: DbOpt = DEFAULT_DB,
+    db: RunDbOpt = None,
+    database_url: DatabaseUrlOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -432,11 +479,17 @@ def resume(
     from noema_graph.cli_runs import Recipe, saved_recipe, thread_status
 
     show = _show(quiet, as_json)
-    check_database(db, must_exist=True)
-    status, output = thread_status(db, thread)
+    where = _database(db, database_url, must_exist=True)
+    try:
+        status, output = thread_status(where, thread)
+    except NoemaError as exc:
+        _fail(exc)
+        return
     if status == "unknown":
+        listing = f"noema-graph threads --db {where}" if isinstance(where, Path) else None
         usage_error(
-            f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}"
+            f"no thread {thread!r} in {_shown(where)}",
+            f"list them with {listing}" if listing else "check the thread id the run printed",
         )
     if status == "finished":
         ended = "successfully" if output.get("success") else f"with {_stop_code(output)}"
@@ -446,10 +499,10 @@ def resume(
         )
         _finish(output, show)
         return
-    recipe = saved_recipe(db, thread) or Recipe(cwd=str(Path.cwd()))  # a run from Python
+    recipe = saved_recipe(where, thread) or Recipe(cwd=str(Path.cwd()))  # a run from Python
     if model is not None:
         recipe = recipe.model_copy(update={"model": model})
-    _execute(recipe, db, thread, None, yes=yes, show=show, restart=status == "cancelled")
+    _execute(recipe, where, thread, None, yes=yes, show=show, restart=status == "cancelled")
 
 
 @app.command()

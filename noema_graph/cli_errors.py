@@ -67,8 +67,12 @@ def usage_error(message: str, fix: str | None = None) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def resume_hint(thread: str, db: Path) -> str:
-    """Return the command that continues ``thread`` of ``db``."""
+def resume_hint(thread: str, db: Path | str) -> str:
+    """Return the command that continues ``thread`` of ``db`` (a file, or a database URL)."""
+    if isinstance(db, str):
+        from noema_graph.backends import redacted
+
+        return f"noema-graph resume {thread} --database-url {redacted(db)}"
     where = "" if db == DEFAULT_DB else f" --db {db}"
     return f"noema-graph resume {thread}{where}"
 

@@ -26,16 +26,18 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
+from noema_graph.backends import open_backend
 from noema_graph.cli_cancel import ctrl_c_cancels
 from noema_graph.cli_live import STREAM_MODES, RunView, events_of
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import HumanRequest, check_answer, pending
-from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest
 
 RECIPE_KEY = "noema_cli_recipe"
+Database = Path | str
+"""Where a run's checkpoints and memory live: a SQLite file, or a database URL."""
 CANCELLING = "cancelling: the call in progress stops and the run finalizes (Ctrl-C again quits now)"
 
 
@@ -69,10 +71,10 @@ class Recipe(BaseModel):
         return {k: v for k, v in flags.items() if v is not None}
 
 
-def saved_recipe(db: Path, thread: str) -> Recipe | None:
+def saved_recipe(db: Database, thread: str) -> Recipe | None:
     """Return the recipe stored with ``thread``'s latest checkpoint, if it has one."""
-    with sqlite_checkpointer(db) as saver:
-        found = saver.get_tuple({"configurable": {"thread_id": thread}})
+    with open_backend(db) as backend:
+        found = backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}})
     if found is None or RECIPE_KEY not in (found.metadata or {}):
         return None
     return Recipe.model_validate_json(str(found.metadata[RECIPE_KEY]))  # type: ignore[literal-required]
@@ -80,10 +82,15 @@ def saved_recipe(db: Path, thread: str) -> Recipe | None:
 
 @contextmanager
 def open_graph(
-    recipe: Recipe, chat: BaseChatModel, db: Path, console: Console
+    recipe: Recipe, chat: BaseChatModel, db: Database, console: Console
 ) -> Generator[tuple[Any, str, Callable[[str], str]]]:
-    """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``."""
-    with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
+    """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``.
+
+    The learning store of the Noema agents stays a SQLite file (``recipe.data``) whatever
+    ``db`` is.
+    """
+    with open_backend(db) as backend:
+        saver, store = backend.checkpointer, backend.store
         if recipe.agent is None:
             config = AgentConfig(
                 model=recipe.model,
@@ -239,7 +246,7 @@ def restart_point(graph: Any, thread: str) -> str | None:
 ThreadStatus = Literal["unknown", "running", "paused", "finished", "cancelled"]
 
 
-def thread_status(db: Path, thread: str) -> tuple[ThreadStatus, dict[str, Any]]:
+def thread_status(db: Database, thread: str) -> tuple[ThreadStatus, dict[str, Any]]:
     """Return where ``thread`` stands in ``db`` and its latest output contract.
 
     ``finished``: finalize wrote its output (``cancelled`` when a cancel ended it; resume
@@ -248,10 +255,11 @@ def thread_status(db: Path, thread: str) -> tuple[ThreadStatus, dict[str, Any]]:
     """
     from noema_graph.inspect import checkpoint
 
-    try:
-        state = checkpoint(db, thread)
-    except KeyError:
-        return "unknown", {}
+    with open_backend(db) as backend:
+        try:
+            state = checkpoint(backend.checkpointer, thread)
+        except KeyError:
+            return "unknown", {}
     output: dict[str, Any] = dict(state.get("output") or {})
     if state.get("__interrupts__"):
         return "paused", output

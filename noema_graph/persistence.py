@@ -3,8 +3,8 @@
 ``sqlite_checkpointer(path)`` and ``async_sqlite_checkpointer(path)`` open a SQLite file in
 WAL mode with a busy timeout and a deserialisation allow-list: a checkpoint can only revive
 LangGraph's own safe types, LangChain messages and the classes in
-:data:`noema_graph.state.models.STATE_MODELS`. ``open_checkpointer(url)`` dispatches on a URL
-so another backend (PostgreSQL) can plug in later.
+:data:`noema_graph.state.models.STATE_MODELS`. A database URL that may name PostgreSQL goes
+through :func:`noema_graph.backends.open_backend`, which opens SQLite files here.
 
 Async checkpointers and stores of one file write through one writer thread per process
 (:mod:`noema_graph.sqlite_writer`); store batches take the write lock first
@@ -77,7 +77,7 @@ def _sqlite_path(path: str | Path) -> Path:
         raise ConfigurationError(
             "checkpointer url",
             f"unsupported scheme {scheme!r}",
-            fix="use a file path or sqlite:///path (PostgreSQL is not wired yet)",
+            fix="use a file path or sqlite:///path (postgresql:// URLs: noema_graph.open_backend)",
         )
     target = Path(text).expanduser()
     if target.is_dir():

@@ -29,11 +29,12 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Block every non-loopback connection, and real provider keys."""
+    """Block every non-loopback connection, real provider keys and a database URL."""
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("NOEMA_BASE_URL", raising=False)
     monkeypatch.delenv("NOEMA_MODEL", raising=False)
+    monkeypatch.delenv("NOEMA_DATABASE_URL", raising=False)  # runs use the file each test names
 
 
 @pytest.fixture

@@ -1,0 +1,276 @@
+"""Open a run's checkpointer and Store from one database URL: SQLite or PostgreSQL.
+
+``open_backend(url)`` (sync) and ``open_async_backend(url)`` (async) are the only places that
+know which backend a URL names; callers get a :class:`Backend` holding a LangGraph
+checkpointer and Store (the tool ledger lives in the Store, so it follows).
+
+- ``sqlite:///path``, or a plain path: the SQLite file, opened by
+  :mod:`noema_graph.persistence` exactly as before (WAL, one writer per file, damage checks).
+- ``postgresql://user:password@host:port/dbname`` (or ``postgres://``): PostgreSQL through
+  ``langgraph-checkpoint-postgres`` (``pip install 'noema-graph[postgres]'``), on a small
+  psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
+  with the same allow-list as on SQLite (:func:`noema_graph.persistence.serializer`). The
+  tables are created or migrated when the backend opens, under an advisory lock, so several
+  processes may open one database at once.
+
+:data:`DATABASE_URL_ENV` is read only at the edge (the CLI), never here.
+
+Not on PostgreSQL yet: the event log (an observer finds none and runs without it), the
+``inspect``/``threads``/``prune`` commands and the Noema learning store (SQLite, ``--data``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import AsyncGenerator, Generator, Mapping
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from noema_graph.errors import ConfigurationError, NoemaError
+
+if TYPE_CHECKING:  # the CLI imports this module at start: LangGraph and psycopg load on use
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.store.base import BaseStore
+    from psycopg import AsyncConnection, Connection
+    from psycopg.rows import DictRow
+
+DATABASE_URL_ENV = "NOEMA_DATABASE_URL"
+"""The environment variable the CLI reads a database URL from."""
+BackendKind = Literal["sqlite", "postgres"]
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+POOL_MAX_SIZE = 8
+"""Connections per process: the checkpointer's (one at a time) and the Store's (per thread)."""
+CONNECT_TIMEOUT_S = 10
+SETUP_LOCK = 0x6E6F656D61  # pg_advisory_lock key of table creation ("noema")
+_INSTALL = "pip install 'noema-graph[postgres]'"
+
+
+class DatabaseUnavailable(NoemaError):
+    """The database server could not be reached; the message names it and the fix."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A run's storage: a checkpointer and a Store on one database."""
+
+    kind: BackendKind
+    checkpointer: BaseCheckpointSaver[Any]
+    store: BaseStore
+
+
+def backend_kind(url: str | Path) -> BackendKind:
+    """Return which backend ``url`` names: a path or ``sqlite:///`` URL, or PostgreSQL.
+
+    Raises:
+        ConfigurationError: the URL has another scheme.
+    """
+    text = str(url)
+    if isinstance(url, Path) or "://" not in text or text.startswith("sqlite:///"):
+        return "sqlite"
+    scheme = text.split("://", 1)[0].lower()
+    if scheme in POSTGRES_SCHEMES:
+        return "postgres"
+    raise ConfigurationError(
+        "database url",
+        f"unsupported scheme {scheme!r} in {redacted(text)!r}",
+        fix="use sqlite:///path/to/file.sqlite or postgresql://user:password@host:5432/dbname",
+    )
+
+
+def redacted(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """Return the errors a Store's backend may raise: SQLite's, OS errors, psycopg's.
+
+    psycopg's are included once it is loaded (no PostgreSQL backend was opened otherwise), so
+    callers such as the tool ledger pay no import for it.
+    """
+    found: list[type[BaseException]] = [sqlite3.Error, OSError]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        found.append(psycopg.Error)
+    return tuple(found)
+
+
+def sqlite_path(url: str | Path) -> Path:
+    """Return the SQLite file of a path or ``sqlite:///`` URL (``sqlite:////abs``: absolute)."""
+    return Path(str(url).removeprefix("sqlite:///")).expanduser()
+
+
+def database_url(
+    *, explicit: str | None, env: Mapping[str, str], default: str | Path
+) -> str | Path:
+    """Return ``explicit``, else the URL in :data:`DATABASE_URL_ENV`, else ``default``.
+
+    For the edge (CLI, scripts): the library itself never reads the environment.
+    """
+    return explicit or env.get(DATABASE_URL_ENV) or default
+
+
+@contextmanager
+def open_backend(url: str | Path, *, pool_size: int = POOL_MAX_SIZE) -> Generator[Backend]:
+    """Open the checkpointer and Store that ``url`` names; close them at the end.
+
+    Args:
+        url: ``sqlite:///path``, a file path, or ``postgresql://...``.
+        pool_size: Most PostgreSQL connections this backend opens (ignored for SQLite).
+
+    Raises:
+        ConfigurationError: the URL names no supported backend, or its driver is missing.
+        DatabaseUnavailable: the PostgreSQL server did not accept a connection.
+        DamagedFileError: the SQLite file is damaged (see :mod:`noema_graph.persistence`).
+    """
+    opened: AbstractContextManager[Backend] = (
+        _postgres(str(url), pool_size) if backend_kind(url) == "postgres" else _sqlite(url)
+    )
+    with opened as backend:
+        yield backend
+
+
+@asynccontextmanager
+async def open_async_backend(
+    url: str | Path, *, pool_size: int = POOL_MAX_SIZE
+) -> AsyncGenerator[Backend]:
+    """Async :func:`open_backend`: an async checkpointer and Store (same URLs and errors)."""
+    opened: AbstractAsyncContextManager[Backend] = (
+        _async_postgres(str(url), pool_size)
+        if backend_kind(url) == "postgres"
+        else _async_sqlite(url)
+    )
+    async with opened as backend:
+        yield backend
+
+
+@contextmanager
+def _sqlite(url: str | Path) -> Generator[Backend]:
+    from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+
+    with sqlite_checkpointer(url) as saver, sqlite_store(url) as store:
+        yield Backend("sqlite", saver, store)
+
+
+@asynccontextmanager
+async def _async_sqlite(url: str | Path) -> AsyncGenerator[Backend]:
+    from noema_graph.persistence import async_sqlite_checkpointer, async_sqlite_store
+
+    async with async_sqlite_checkpointer(url) as saver, async_sqlite_store(url) as store:
+        yield Backend("sqlite", saver, store)
+
+
+def _connection_options() -> dict[str, Any]:
+    """Return the psycopg connection settings langgraph-checkpoint-postgres expects."""
+    from psycopg.rows import dict_row
+
+    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def _unavailable(url: str, exc: BaseException) -> DatabaseUnavailable:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DatabaseUnavailable(
+        f"database url: cannot connect to {redacted(url)!r}: {detail} "
+        f"(fix: start PostgreSQL or correct the URL; set {DATABASE_URL_ENV} or --database-url)"
+    )
+
+
+def _missing_driver(exc: ImportError) -> ConfigurationError:
+    return ConfigurationError(
+        "database url", f"PostgreSQL support is not installed ({exc.name})", fix=_INSTALL
+    )
+
+
+@contextmanager
+def _postgres(url: str, pool_size: int) -> Generator[Backend]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.store.postgres import PostgresStore
+        from psycopg import Connection, OperationalError
+        from psycopg_pool import ConnectionPool
+    except ImportError as exc:
+        raise _missing_driver(exc) from exc
+    from noema_graph.persistence import serializer
+
+    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
+        url,
+        kwargs=_connection_options(),
+        min_size=1,
+        max_size=max(2, pool_size),
+        open=False,
+        timeout=CONNECT_TIMEOUT_S,
+    )
+    try:  # one plain connection first: its error names the cause (the pool's only times out)
+        Connection.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+    except OperationalError as exc:
+        raise _unavailable(url, exc) from exc
+    with pool:
+        saver = PostgresSaver(pool, serde=serializer())
+        store = PostgresStore(pool)
+        with pool.connection() as conn:
+            _locked_setup(conn, saver, store)
+        yield Backend("postgres", saver, store)
+
+
+def _locked_setup(conn: Connection[DictRow], *backends: Any) -> None:
+    """Create or migrate the tables, one process at a time (their migrations would race)."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+    try:
+        for backend in backends:
+            backend.setup()
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+
+
+@asynccontextmanager
+async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from langgraph.store.postgres.aio import AsyncPostgresStore
+        from psycopg import AsyncConnection, OperationalError
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError as exc:
+        raise _missing_driver(exc) from exc
+    from noema_graph.persistence import serializer
+
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
+        url,
+        kwargs=_connection_options(),
+        min_size=1,
+        max_size=max(2, pool_size),
+        open=False,
+        timeout=CONNECT_TIMEOUT_S,
+    )
+    try:
+        await (await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_S)).close()
+    except OperationalError as exc:
+        raise _unavailable(url, exc) from exc
+    async with pool:
+        saver = AsyncPostgresSaver(pool, serde=serializer())
+        store = AsyncPostgresStore(pool)
+        async with pool.connection() as conn:
+            await _async_locked_setup(conn, saver, store)
+        yield Backend("postgres", saver, store)
+
+
+async def _async_locked_setup(conn: AsyncConnection[DictRow], *backends: Any) -> None:
+    """Async :func:`_locked_setup`."""
+    await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+    try:
+        for backend in backends:
+            await backend.setup()
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))

@@ -1,0 +1,145 @@
+"""Agent runs checkpointed in a real PostgreSQL: pause and resume across processes, the ledger.
+
+Each step runs in its own process (:mod:`tests.postgres.pg_agent`) with its own backend, so a
+resume reads only what PostgreSQL holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from langchain_core.messages import ToolMessage
+
+from noema_graph import build_agent_graph, open_async_backend, open_backend
+from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from tests.core.helpers import cfg
+from tests.postgres.pg_agent import make_mark
+from tests.scripted import call, plan_reply, text, tools_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _step(url: str, thread: str, step: str, mode: str, marks: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.postgres.pg_agent", url, thread, step, mode, str(marks)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def _count(url: str, table: str, thread: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = %s", (thread,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_paused_run_resumes_in_a_new_process(pg_url: str, tmp_path: Path, mode: str) -> None:
+    marks = tmp_path / "marks.txt"
+    paused = _step(pg_url, "p1", "pause", mode, marks)
+    assert 'paused: ["mark"]' in paused and not marks.exists()  # waits for the approval
+    checkpoints = _count(pg_url, "checkpoints", "p1")
+    assert checkpoints > 0
+
+    output = json.loads(_step(pg_url, "p1", "resume", mode, marks).splitlines()[-1])
+    assert output["success"] and output["result"] == "marked 1"
+    assert marks.read_text() == "1\n"  # approved, ran once
+    assert _count(pg_url, "checkpoints", "p1") > checkpoints
+    with open_backend(pg_url) as backend:
+        entry = backend.store.get((*LEDGER_NAMESPACE, "p1"), "c1")
+    assert entry is not None and entry.value == {"status": "done", "tool": "mark"}
+
+
+def test_a_crash_mid_call_is_not_repeated_on_resume(
+    pg_url: str, tmp_path: Path, scripted: Any
+) -> None:
+    """SIGKILL while a non-idempotent call runs: resume refuses to run it a second time."""
+    marks = tmp_path / "marks.txt"
+    args = [sys.executable, "-m", "tests.postgres.pg_agent", pg_url, "k1", "crash", "sync"]
+    proc = subprocess.Popen([*args, str(marks)], cwd=ROOT, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not ((tmp_path / "in_flight").exists() and marks.exists()):
+        assert proc.poll() is None, proc.stderr.read().decode()[-3000:] if proc.stderr else ""
+        assert time.monotonic() < deadline, "the run never reached the hanging call"
+        time.sleep(0.05)
+    time.sleep(0.5)  # let the concurrent call c2 finish and its writes reach PostgreSQL
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert marks.read_text() == "1\n2\n"
+
+    with open_backend(pg_url) as backend:
+        graph = build_agent_graph(
+            cfg(),
+            model=scripted(text("c3 needs checking")),
+            tools=[make_mark(marks)],
+            checkpointer=backend.checkpointer,
+            store=backend.store,
+        )
+        state = graph.invoke(None, {"configurable": {"thread_id": "k1"}})
+        started = backend.store.get((*LEDGER_NAMESPACE, "k1"), "c3")
+    assert marks.read_text() == "1\n2\n"  # c3 did not run again
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert answers["c3"].status == "error" and "interrupted by a crash" in answers["c3"].content
+    assert answers["c2"].status == "success" and state["output"]["success"]
+    assert started is not None and started.value["status"] == "started"
+
+
+async def test_the_ledger_refuses_a_recorded_call_async(
+    pg_url: str, tmp_path: Path, scripted: Any
+) -> None:
+    marks = tmp_path / "marks.txt"
+    async with open_async_backend(pg_url) as backend:
+        await backend.store.aput((*LEDGER_NAMESPACE, "a1"), "c9", {"status": "done", "tool": "m"})
+        graph = build_agent_graph(
+            cfg(),
+            model=scripted(
+                plan_reply("two"),
+                tools_reply(call("mark", {"n": 9}, "c9"), call("mark", {"n": 8}, "c8")),
+                text("ok"),
+            ),
+            tools=[make_mark(marks)],
+            checkpointer=backend.checkpointer,
+            store=backend.store,
+        )
+        state = await graph.ainvoke(
+            {"messages": [("user", "x")]}, {"configurable": {"thread_id": "a1"}}
+        )
+        recorded = await backend.store.aget((*LEDGER_NAMESPACE, "a1"), "c8")
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    assert "already ran" in answers["c9"].content and answers["c9"].status == "error"
+    assert marks.read_text() == "8\n"
+    assert recorded is not None and recorded.value["status"] == "done"
+
+
+def test_the_event_log_is_absent_and_runs_still_work(pg_url: str, scripted: Any) -> None:
+    """The event log is SQLite-only: on PostgreSQL the observer runs without one."""
+    with open_backend(pg_url) as backend:
+        graph = build_agent_graph(
+            cfg(),
+            model=scripted(plan_reply("Answer"), text("hi")),
+            checkpointer=backend.checkpointer,
+        )
+        state = graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "e1"}})
+    assert state["output"]["success"] and state["output"]["result"] == "hi"
+
+
+def test_store_errors_name_psycopg_once_loaded() -> None:
+    import sqlite3
+
+    from noema_graph.backends import store_errors
+
+    assert {sqlite3.Error, OSError, psycopg.Error} <= set(store_errors())
