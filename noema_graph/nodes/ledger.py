@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
@@ -26,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
 
+from noema_graph.backends import store_errors
 from noema_graph.effects import Steps, io
 from noema_graph.errors import NoemaError
 from noema_graph.sqlite_writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
@@ -34,8 +34,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 LEDGER_NAMESPACE = ("noema", "tool_ledger")
-STORE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
-"""Errors of a Store's backend; LangGraph's SQLite stores may also wrap them in a ValueError."""
 LedgerStatus = Literal["started", "done", "paused"]
 """A call's ledger entry: running (or crashed), finished, or paused by its own interrupt()."""
 
@@ -74,7 +72,7 @@ def _store_error(exc: BaseException) -> bool:
     """Return True when ``exc`` comes from the Store's backend (not a bug in the caller)."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, STORE_ERRORS):
+        if isinstance(seen, store_errors()):
             return True
         seen = seen.__cause__
     return False
@@ -95,7 +93,7 @@ def _retried(run: Callable[[], T], arun: Callable[[], Awaitable[T]]) -> Steps[T]
     while True:
         try:
             return (yield io(run, arun))
-        except (*STORE_ERRORS, ValueError) as exc:
+        except (*store_errors(), ValueError) as exc:  # SQLite stores may wrap in ValueError
             if not _store_error(exc):
                 raise
             if not is_busy(exc) or time.monotonic() + delay > deadline:
