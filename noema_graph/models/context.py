@@ -13,14 +13,16 @@ import json
 import math
 import operator
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from noema_graph._lazy import loaded_attr
+from noema_graph.models.plain import safe_str
 
 CHARS_PER_TOKEN = 4
 """Rough English average for BPE tokenizers; good enough to budget a window."""
@@ -100,11 +102,17 @@ def message_tokens(message: BaseMessage) -> int:
 def _measure(message: BaseMessage) -> int:
     chars = len(message.text)
     if isinstance(message, AIMessage) and message.tool_calls:
-        chars += sum(
-            len(call["name"]) + len(json.dumps(call["args"], default=str))
-            for call in message.tool_calls
-        )
+        chars += sum(map(_call_chars, message.tool_calls))
     return math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+
+
+def _call_chars(call: Mapping[str, Any]) -> int:
+    """Return the characters of a call's name and JSON arguments (any value: an estimate)."""
+    try:
+        args = json.dumps(call.get("args"), default=str)
+    except (ValueError, TypeError, RecursionError):  # circular or unprintable: not normalised
+        args = safe_str(call.get("args"))
+    return len(str(call.get("name") or "")) + len(args)
 
 
 def _forget(key: int) -> Callable[[weakref.ref[BaseMessage]], None]:

@@ -4,13 +4,20 @@ Each helper is a node step (see :mod:`noema_graph.effects`): written once, drive
 or async. Transient failures (timeouts, connection errors, 429, 5xx) are retried by
 LangGraph: the node raises :class:`TransientModelError` and its ``RetryPolicy`` runs it again,
 until the last attempt, which turns the failure into :class:`LLMError`. Anything else the
-provider raises becomes :class:`LLMError` at once; the nodes record it and the routers end the
-run in ``finalize`` with ``error.code = "llm_error"``.
+model raises (a provider error, a custom provider's exception, a ``RuntimeError``) becomes
+:class:`LLMError` at once, its type and message kept and the exception chained; the nodes
+record it and the routers end the run in ``finalize`` with ``error.code = "llm_error"``.
+
+Every message a model returns passes :func:`as_ai_message` (or, for structured output,
+:func:`parse_structured`) before a node keeps it: the one normalisation boundary of
+:mod:`noema_graph.models.normalize`, which repairs what a careless model says (tool call ids,
+names, arguments, usage counts, content, values the checkpointer cannot write) and logs it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +25,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from pydantic import BaseModel, ValidationError
@@ -25,17 +33,18 @@ from pydantic import BaseModel, ValidationError
 from noema_graph.effects import Steps, bounded
 from noema_graph.errors import LLMError, NoemaError, TransientModelError
 from noema_graph.models.errors import is_provider_error, is_transient, is_unfinished_answer
+from noema_graph.models.normalize import normalize_message, normalize_usage
+from noema_graph.models.plain import plain_model, safe_repr, safe_str
 from noema_graph.nodes.common import ctx
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.models import Usage
 
-STRUCTURED_ERRORS: tuple[type[BaseException], ...] = (
-    ValidationError,
-    OutputParserException,
-    ValueError,
-    KeyError,
-)
+logger = logging.getLogger(__name__)
+
+STRUCTURED_ERRORS: tuple[type[BaseException], ...] = (ValidationError, OutputParserException)
 """What a structured-output wrapper raises for an answer that is not the schema."""
+FEEDBACK_CHARS = 2_000
+"""Characters of a rejected structured answer sent back to the model."""
 
 
 def retry_policy(deps: AgentDeps) -> RetryPolicy:
@@ -53,10 +62,13 @@ def _attempt(runtime: Runtime[Any]) -> int:
 
 
 def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
-    """Return tokens and cost of one model response from its ``usage_metadata``."""
-    meta = getattr(message, "usage_metadata", None) or {}
-    prompt = int(meta.get("input_tokens", 0))
-    completion = int(meta.get("output_tokens", 0))
+    """Return tokens and cost of one model response from its ``usage_metadata``.
+
+    Counts that are not believable (text, negative, huge) count as 0 (see
+    :func:`~noema_graph.models.normalize.normalize_usage`).
+    """
+    meta: dict[str, Any] = normalize_usage(getattr(message, "usage_metadata", None))[0] or {}
+    prompt, completion = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
     total = int(meta.get("total_tokens", prompt + completion))
     return Usage(
         prompt_tokens=prompt,
@@ -68,10 +80,28 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
 
 
 def as_ai_message(response: Any) -> AIMessage:
-    """Coerce a chat model response to an AIMessage."""
-    if isinstance(response, AIMessage):
-        return response
-    return AIMessage(content=str(response))
+    """Return a chat model response as an AIMessage fit for state: the normalisation boundary.
+
+    Whatever the model returned, the message has text or plain blocks as content, tool
+    calls with unique text ids, text names and dict arguments (unusable arguments are marked
+    for the tool node to answer with an error), believable usage counts, and only values the
+    checkpointer can write. What had to be repaired is logged as a warning.
+    """
+    normalized = normalize_message(response)
+    if normalized.repairs:
+        logger.warning("model message repaired: %s", "; ".join(normalized.repairs)[:2_000])
+    return normalized.message
+
+
+def _passes_through(exc: Exception, answer_errors: tuple[type[BaseException], ...]) -> bool:
+    """Return True for what call_model must not turn into a model failure.
+
+    Our own errors (a cancel, a retry), LangGraph's control flow (an interrupt), a test's
+    failed assertion (a strict scripted model out of script), an unfinished answer and the
+    caller's ``answer_errors`` (a structured answer that is not the schema).
+    """
+    own = (NoemaError, GraphBubbleUp, AssertionError, *answer_errors)
+    return isinstance(exc, own) or is_unfinished_answer(exc)
 
 
 def call_model(
@@ -79,12 +109,15 @@ def call_model(
     prompt: Sequence[BaseMessage],
     runtime: Runtime[Any],
     deps: AgentDeps,
+    *,
+    answer_errors: tuple[type[BaseException], ...] = (),
 ) -> Steps[Any]:
     """Call ``runnable`` once on ``prompt``; return its response.
 
     Raises:
         TransientModelError: A transient failure while attempts remain (LangGraph retries).
-        LLMError: The provider failed for good.
+        LLMError: The model failed for good: a transient failure on the last attempt, or any
+            other exception it raised (its type and message kept, the exception chained).
         Cancelled: The run was aborted during the call.
     """
     messages = list(prompt)
@@ -97,16 +130,20 @@ def call_model(
             )
         )
     except Exception as exc:
-        if is_unfinished_answer(exc):
+        if _passes_through(exc, answer_errors):
             raise
         if is_transient(exc):
             attempt, attempts = _attempt(runtime), deps.config.model_retries
             if attempt < attempts:
-                raise TransientModelError(f"attempt {attempt}/{attempts}: {exc!r}") from exc
-            raise LLMError(f"model call failed after {attempts} attempts: {exc!r}") from exc
-        if is_provider_error(exc):
-            raise LLMError(f"model call failed: {exc!r}") from exc
-        raise
+                raise TransientModelError(
+                    f"attempt {attempt}/{attempts}: {safe_repr(exc)}"
+                ) from exc
+            raise LLMError(
+                f"model call failed after {attempts} attempts: {safe_repr(exc)}"
+            ) from exc
+        if not is_provider_error(exc):  # not a known transport error: say where it came from
+            logger.warning("the model raised %s; the run ends with llm_error", type(exc).__name__)
+        raise LLMError(f"model call failed: {safe_repr(exc)[:1_000]}") from exc
 
 
 def parse_structured(
@@ -118,15 +155,18 @@ def parse_structured(
     raw = response.get("raw")
     usage = usage_of(raw, deps) if isinstance(raw, BaseMessage) else Usage()
     parsed = response.get("parsed")
-    error = response.get("parsing_error")
-    if isinstance(parsed, schema):
-        return parsed, usage, None
+    error: object = response.get("parsing_error")
     if isinstance(parsed, dict):
         try:
-            return schema.model_validate(parsed), usage, None
+            parsed = schema.model_validate(parsed)
         except ValidationError as exc:
             error = exc
-    return None, usage, f"invalid {schema.__name__}: {error}"
+    if isinstance(parsed, schema):
+        kept = plain_model(parsed)  # e.g. lone surrogates from JSON escapes, kept out of state
+        if kept is not None:
+            return kept, usage, None
+        error = "a value cannot be stored (text that is not valid UTF-8, or a huge number)"
+    return None, usage, f"invalid {schema.__name__}: {safe_str(error)}"
 
 
 def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMessage]:
@@ -134,8 +174,9 @@ def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMes
     raw = response.get("raw") if isinstance(response, dict) else None
     said = ""
     if isinstance(raw, AIMessage):
-        said = raw.text or "".join(json.dumps(c["args"], default=str) for c in raw.tool_calls)
-    rejected = [AIMessage(content=said)] if said else []
+        message = as_ai_message(raw)
+        said = message.text or "".join(json.dumps(c["args"]) for c in message.tool_calls)
+    rejected = [AIMessage(content=said[:FEEDBACK_CHARS])] if said else []
     return [
         *rejected,
         HumanMessage(
@@ -163,16 +204,18 @@ def ask_structured(
     messages, usage, errors = list(prompt), Usage(), list[str]()
     for _ in range(attempts):
         try:
-            response = yield from call_model(runnable, messages, runtime, deps)
+            response = yield from call_model(
+                runnable, messages, runtime, deps, answer_errors=STRUCTURED_ERRORS
+            )
         except NoemaError:  # a failed provider, a retry or a cancel is not a bad answer
             raise
         except STRUCTURED_ERRORS as exc:
-            errors.append(repr(exc))
+            errors.append(safe_repr(exc))
             continue
         except Exception as exc:
             if not is_unfinished_answer(exc):
                 raise
-            errors.append(repr(exc))
+            errors.append(safe_repr(exc))
             continue
         value, used, error = parse_structured(response, schema, deps)
         usage = usage + used

@@ -22,6 +22,8 @@ from noema_graph.context import RunScope, run_scope
 from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
+from noema_graph.models.normalize import invalid_arguments
+from noema_graph.models.plain import plain
 from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
@@ -41,16 +43,26 @@ def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
     decision = task.get("decision")
     if decision is not None and decision.action == "reject":
         return rejection(task)
-    if task["tool_call"]["name"] == ASK_USER and not ctx(runtime).aborted():
+    if _name(task) == ASK_USER and not ctx(runtime).aborted():
         return clarify(task, runtime)
     return None
+
+
+def _name(task: ToolTask) -> str:
+    """Return the call's tool name as text (the model boundary makes it text already)."""
+    return str(task["tool_call"].get("name"))
+
+
+def _call_id(task: ToolTask) -> str:
+    """Return the call's id as text (the model boundary makes it a unique text already)."""
+    return str(task["tool_call"].get("id"))
 
 
 def _refusal(
     task: ToolTask, tools: Mapping[str, BaseTool], deps: AgentDeps, runtime: Runtime[Any]
 ) -> str | None:
     """Return why the call must not run, or None when it may."""
-    call = task["tool_call"]
+    name = _name(task)
     cap = deps.config.max_tool_calls_per_step
     if ctx(runtime).aborted():
         return "Not executed: the run was cancelled."
@@ -59,9 +71,12 @@ def _refusal(
             f"Not executed: at most {cap} tool calls run per step; "
             "repeat this call in the next step if it is still needed."
         )
-    if call["name"] not in tools:
+    if name not in tools:
+        return f"Unknown tool {name!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+    if (problem := invalid_arguments(task["tool_call"])) is not None:
         return (
-            f"Unknown tool {call['name']!r}. Available tools: {', '.join(sorted(tools)) or 'none'}."
+            f"Not executed: the arguments of {name!r} {problem}. "
+            "Call it again with a JSON object of its named arguments."
         )
     return None
 
@@ -70,29 +85,30 @@ def _result(
     task: ToolTask, message: ToolMessage, kind: str, span: Span, runtime: Runtime[Any]
 ) -> dict[str, Any]:
     call, seconds = task["tool_call"], span.seconds
+    call_id, name = _call_id(task), _name(task)
     status = "error" if message.status == "error" else "ok"
     full = message.artifact if message.artifact is not None else message.content
     step = ReasoningStep(
         kind=kind,  # type: ignore[arg-type]
         thought=task["thought"],
-        action=ToolAction(
-            tool=str(call["name"]),
-            input=call.get("args"),
-            output=to_jsonable_python(full, fallback=str),
+        action=ToolAction(  # plain: a checkpoint cannot hold 2**70 or an arbitrary object
+            tool=name,
+            input=plain(call.get("args")),
+            output=plain(to_jsonable_python(full, fallback=str)),
         ),
         observation=preview(message.content),
         status=status,
         round=task["round"],
         duration_ms=seconds * 1000,
-        call_id=str(call["id"]),
+        call_id=call_id,
         started_at=span.started_at,
         ended_at=span.ended_at,
     )
     emit(
         runtime,
         ToolCallEnd(
-            call_id=str(call["id"]),
-            tool=str(call["name"]),
+            call_id=call_id,
+            tool=name,
             status=status,
             output=preview(message.content, 500),
             duration_ms=seconds * 1000,
@@ -114,23 +130,17 @@ def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
 
 
 def _error_message(task: ToolTask, text: str) -> ToolMessage:
-    call = task["tool_call"]
-    return ToolMessage(text, tool_call_id=str(call["id"]), name=str(call["name"]), status="error")
+    return ToolMessage(text, tool_call_id=_call_id(task), name=_name(task), status="error")
 
 
 def _as_message(task: ToolTask, output: Any) -> ToolMessage:
     if isinstance(output, ToolMessage):
         return output
-    call = task["tool_call"]
-    return ToolMessage(
-        preview(output, 100_000), tool_call_id=str(call["id"]), name=str(call["name"])
-    )
+    return ToolMessage(preview(output, 100_000), tool_call_id=_call_id(task), name=_name(task))
 
 
 def _failed(task: ToolTask, exc: BaseException) -> ToolMessage:
-    return _error_message(
-        task, f"Tool {task['tool_call']['name']!r} failed: {type(exc).__name__}: {exc}"
-    )
+    return _error_message(task, f"Tool {_name(task)!r} failed: {type(exc).__name__}: {exc}")
 
 
 def _ledger_status(exc: GraphBubbleUp) -> LedgerStatus:
@@ -182,7 +192,7 @@ def _run(
         )
     except Deadline:
         timeout = timeout_of(tool, deps)
-        message = _error_message(task, f"Tool {call['name']!r} timed out after {timeout}s.")
+        message = _error_message(task, f"Tool {_name(task)!r} timed out after {timeout}s.")
     except Cancelled:
         message = _error_message(task, "Interrupted: the run was cancelled during this call.")
     except deps.config.tool_errors as exc:
@@ -218,18 +228,14 @@ def _one(
     """Run one call of a group; return its update and how long it took."""
     if (answered := _human(task, runtime)) is not None:
         return answered, 0.0
-    call = task["tool_call"]
-    emit(
-        runtime,
-        ToolCallStart(call_id=str(call["id"]), tool=str(call["name"]), input=call.get("args")),
-        task,
-    )
+    call, name = task["tool_call"], _name(task)
+    emit(runtime, ToolCallStart(call_id=_call_id(task), tool=name, input=call.get("args")), task)
     clock = Clock()
     if (refusal := _refusal(task, tools, deps, runtime)) is not None:
-        kind = "hallucinated_action" if call["name"] not in tools else "tool"
+        kind = "hallucinated_action" if name not in tools else "tool"
         span = clock.stop()
         return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
-    tool = tools[call["name"]]
+    tool = tools[name]
     args, invalid = check_arguments(tool, call.get("args"))
     if invalid is not None:
         span = clock.stop()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from noema_graph.errors import LLMError, TransientModelError
-from noema_graph.nodes.llm import ask_structured, call_model, retry_policy
+from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, retry_policy, usage_of
 from noema_graph.state.models import PlanDraft, Usage
 from tests.nodes.helpers import Path, deps, run, runtime
 from tests.scripted import plan_reply, structured, text
@@ -75,10 +76,57 @@ def test_a_provider_error_is_final_at_once(scripted: Any, path: Path) -> None:
     assert not isinstance(caught.value, TransientModelError)
 
 
-def test_a_bug_in_the_call_is_not_disguised_as_a_model_error(scripted: Any, path: Path) -> None:
-    model = scripted(AttributeError("'NoneType' object has no attribute 'content'"))
-    with pytest.raises(AttributeError):
-        run(call_model(model, PROMPT, runtime(), deps(model)), path)
+class ProviderError(Exception):
+    """An exception class only a custom provider knows."""
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("upstream closed the stream"),
+        ValueError("bad response"),
+        AttributeError("'NoneType' object has no attribute 'content'"),
+        ProviderError("quota"),
+    ],
+)
+def test_any_other_exception_of_the_model_is_final_and_named(
+    scripted: Any, path: Path, exc: Exception
+) -> None:
+    model = scripted(exc)
+    with pytest.raises(LLMError, match=f"model call failed: {type(exc).__name__}") as caught:
+        run(call_model(model, PROMPT, runtime(attempt=1), deps(model)), path)
+    assert caught.value.__cause__ is exc  # the original, with its traceback, is kept
+
+
+def test_a_failed_assertion_in_a_scripted_model_still_fails_the_test(scripted: Any) -> None:
+    model = scripted()  # an empty script: the strict model raises ScriptExhausted
+    with pytest.raises(AssertionError, match="script exhausted"):
+        run(call_model(model, PROMPT, runtime(), deps(model)), "sync")
+
+
+def test_a_model_exception_during_structured_output_is_not_a_bad_answer(
+    scripted: Any, path: Path
+) -> None:
+    model = scripted(ValueError("provider returned nothing"))
+    with pytest.raises(LLMError, match="ValueError"):
+        run(ask_structured(model, PlanDraft, PROMPT, runtime(), deps(model), attempts=3), path)
+
+
+def test_the_boundary_repairs_a_message_and_logs_what(caplog: pytest.LogCaptureFixture) -> None:
+    odd = AIMessage.model_construct(
+        content=7, tool_calls=[{"name": "add", "args": "[1]", "id": None}], usage_metadata=None
+    )
+    with caplog.at_level(logging.WARNING, logger="noema_graph.nodes.llm"):
+        message = as_ai_message(odd)
+    assert message.content == "7" and message.tool_calls[0]["id"].startswith("call_")
+    assert "model message repaired" in caplog.text and "tool call id None" in caplog.text
+
+
+def test_usage_counts_that_are_not_counts_count_zero() -> None:
+    odd = AIMessage.model_construct(
+        content="", usage_metadata={"input_tokens": "many", "output_tokens": -3}
+    )
+    assert usage_of(odd, deps()) == Usage(cost_usd=0.0, model_calls=1)
 
 
 def test_call_model_returns_the_response(scripted: Any, path: Path) -> None:

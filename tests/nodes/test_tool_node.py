@@ -14,6 +14,7 @@ from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.store.memory import InMemoryStore
 
 from noema_graph.clock import ManualClock
+from noema_graph.models.normalize import INVALID_ARGUMENTS
 from noema_graph.nodes.ledger import LEDGER_NAMESPACE
 from noema_graph.nodes.routing import next_group, pending_calls, tool_sends
 from noema_graph.nodes.tool_node import SPEC, tool_node
@@ -162,6 +163,28 @@ def test_an_unknown_tool_is_a_hallucinated_action(path: Path) -> None:
     (message,) = update["messages"]
     assert message.status == "error" and message.tool_call_id == "t1"
     assert "Unknown tool 'teleport'" in message.content and "add, lookup" in message.content
+    assert update["trace"][0].kind == "hallucinated_action"
+
+
+def test_unusable_arguments_are_an_observation_and_the_tool_does_not_run(path: Path) -> None:
+    marked = {"name": "add", "args": {INVALID_ARGUMENTS: "must be a JSON object, not an array"}}
+    update = run(tool_node(group({**marked, "id": "m1"}), runtime(), deps(tools=[add])), path)
+    (message,) = update["messages"]
+    assert message.status == "error" and message.tool_call_id == "m1"
+    assert message.content == (
+        "Not executed: the arguments of 'add' must be a JSON object, not an array. "
+        "Call it again with a JSON object of its named arguments."
+    )
+    assert update["trace"][0].kind == "tool"
+
+
+@pytest.mark.parametrize("name", [None, 7, ["a", "b"]])
+def test_a_name_that_is_not_text_is_an_unknown_tool(name: object, path: Path) -> None:
+    odd = {"name": name, "args": {}, "id": "n1"}
+    update = run(tool_node(group(odd), runtime(), deps(tools=[add])), path)
+    (message,) = update["messages"]
+    assert message.status == "error" and message.tool_call_id == "n1"
+    assert message.content.startswith(f"Unknown tool {str(name)!r}")
     assert update["trace"][0].kind == "hallucinated_action"
 
 
