@@ -188,7 +188,7 @@ def _run(
         raise
     except RunTimeout:
         message = _error_message(
-            task, f"Interrupted: the run's time budget ran out during {call['name']!r}."
+            task, f"Interrupted: the run's time budget ran out during {_name(task)!r}."
         )
     except Deadline:
         timeout = timeout_of(tool, deps)
