@@ -89,6 +89,7 @@ def report(path: str, tally: Tally, free: bool, seconds: float) -> None:
     """Print one path's counts."""
     per_run = seconds / max(tally.runs, 1) * 1000
     print(f"\n== {path}: {tally.runs} runs in {seconds:.0f} s ({per_run:.0f} ms/run)")
+    print("protocols: " + ", ".join(f"{k}={v}" for k, v in tally.protocols.most_common()))
     print(f"escaped exceptions: {sum(tally.escaped.values())}")
     for kind, count in tally.escaped.most_common():
         print(f"  {count:6d}  {tally.examples[kind]}")

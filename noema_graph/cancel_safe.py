@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -57,8 +57,8 @@ class CancelSafeWrites:
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
     ) -> RunnableConfig:
         """Save a checkpoint; a cancellation waits for the commit."""
-        put = super().aput(config, checkpoint, metadata, new_versions)  # type: ignore[misc]  # a mixin
-        return await uncancelled(put)  # pyright: ignore[reportUnknownArgumentType]
+        put = super().aput(config, checkpoint, metadata, new_versions)  # type: ignore[misc]  # a mixin: the saver's method
+        return await uncancelled(cast(Awaitable[RunnableConfig], put))
 
     async def aput_writes(
         self,
@@ -68,9 +68,9 @@ class CancelSafeWrites:
         task_path: str = "",
     ) -> None:
         """Save a task's writes; a cancellation waits for the commit."""
-        put = super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]  # a mixin
-        await uncancelled(put)  # pyright: ignore[reportUnknownArgumentType]
+        put = super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]  # a mixin: the saver's method
+        await uncancelled(cast(Awaitable[None], put))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints; a cancellation waits for the commit."""
-        await uncancelled(super().adelete_thread(thread_id))  # type: ignore[misc]  # a mixin
+        await uncancelled(super().adelete_thread(thread_id))  # type: ignore[misc]  # a mixin: the saver's method

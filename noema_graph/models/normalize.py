@@ -27,12 +27,13 @@ import json
 import math
 import operator
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, UsageMetadata
+from langchain_core.messages.tool import tool_call
 from pydantic import ValidationError
 
 from noema_graph.models.plain import clean_text, plain_with_repairs, safe_repr, safe_str
@@ -53,6 +54,11 @@ def _plain_with(value: object, repairs: list[str], what: str) -> object:
     made, changed = plain_with_repairs(value)
     repairs.extend(f"{what}: {r}" for r in changed)
     return made
+
+
+def _plain_dict(value: Mapping[Any, Any], repairs: list[str], what: str) -> dict[str, Any]:
+    """Return :func:`_plain_with` of a mapping: always a dict with text keys."""
+    return cast(dict[str, Any], _plain_with(value, repairs, what))
 
 
 # --- usage metadata -------------------------------------------------------------------------
@@ -105,13 +111,14 @@ def normalize_usage(meta: object) -> tuple[dict[str, Any] | None, list[str]]:
     for key in DETAIL_KEYS:
         details = meta.get(key)
         if isinstance(details, Mapping):
+            given = cast(Mapping[Any, Any], details)
             kept = {
                 safe_str(name): count
-                for name, raw in details.items()  # pyright: ignore[reportUnknownVariableType]
+                for name, raw in given.items()
                 if (count := _count(raw)) is not None
             }
             usage[key] = kept
-            if len(kept) != len(details):  # pyright: ignore[reportUnknownArgumentType]
+            if len(kept) != len(given):
                 repairs.append(f"usage {key}: counts that are not counts were dropped")
         elif details is not None:
             repairs.append(f"usage {key} is not a mapping: dropped")
@@ -137,7 +144,7 @@ def _arguments(raw: object, repairs: list[str], name: str) -> dict[str, Any]:
             return {INVALID_ARGUMENTS: f"are not valid JSON ({safe_str(exc)[:120]})"}
         repairs.append(f"call {name!r}: arguments given as a JSON string were parsed")
     if isinstance(raw, Mapping):
-        return _plain_with(raw, repairs, f"call {name!r} arguments")  # type: ignore[return-value]  # a Mapping stays a dict
+        return _plain_dict(cast(Mapping[Any, Any], raw), repairs, f"call {name!r} arguments")
     return {
         INVALID_ARGUMENTS: f"must be a JSON object naming each argument, not {_kind(raw)} "
         f"({safe_repr(raw)[:120]})"
@@ -157,7 +164,7 @@ def _kind(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _call(item: object, seen: set[str], repairs: list[str]) -> dict[str, Any]:
+def _call(item: object, seen: set[str], repairs: list[str]) -> ToolCall:
     """Return one tool call with a text name, a unique text id and dict arguments."""
     if not isinstance(item, Mapping):
         repairs.append(f"a tool call that is a {type(item).__name__} became an invalid call")
@@ -178,19 +185,19 @@ def _call(item: object, seen: set[str], repairs: list[str]) -> dict[str, Any]:
         args: dict[str, Any] = {INVALID_ARGUMENTS: f"could not be read: {safe_str(error)[:200]}"}
     else:
         args = _arguments(raw_args, repairs, name)
-    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+    return tool_call(name=name, args=args, id=call_id)
 
 
 def _as_list(value: object, what: str, repairs: list[str]) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, list | tuple):
-        return list(value)  # pyright: ignore[reportUnknownArgumentType]
+        return list(cast(Sequence[Any], value))
     repairs.append(f"{what} {type(value).__name__} is not a list: dropped")
     return []
 
 
-def normalize_calls(message: AIMessage) -> tuple[list[dict[str, Any]], list[str]]:
+def normalize_calls(message: AIMessage) -> tuple[list[ToolCall], list[str]]:
     """Return every call of ``message`` (invalid ones included) well-formed, and the repairs."""
     repairs: list[str] = []
     items = _as_list(getattr(message, "tool_calls", None), "tool_calls", repairs)
@@ -206,7 +213,7 @@ def invalid_arguments(call: Mapping[str, Any]) -> str | None:
     args = call.get("args")
     if not isinstance(args, Mapping):
         return f"must be a JSON object naming each argument, not {_kind(args)}"
-    reason = args.get(INVALID_ARGUMENTS)  # pyright: ignore[reportUnknownMemberType]
+    reason = cast(Mapping[str, Any], args).get(INVALID_ARGUMENTS)
     return None if reason is None else safe_str(reason)
 
 
@@ -227,7 +234,7 @@ def _block(block: object, repairs: list[str]) -> str | dict[str, Any]:
     if isinstance(block, str):
         return clean_text(block)
     if isinstance(block, Mapping) and isinstance(block.get("type"), str):
-        made: dict[str, Any] = _plain_with(block, repairs, "content block")  # type: ignore[assignment]  # a Mapping stays a dict
+        made = _plain_dict(cast(Mapping[Any, Any], block), repairs, "content block")
         if made.get("type") == "text" and not isinstance(made.get("text"), str):
             repairs.append("a text block whose text was not text was rendered")
             made = {**made, "text": _text_of(made.get("text"), repairs)}
@@ -240,14 +247,15 @@ def normalize_content(content: object) -> tuple[str | list[str | dict[str, Any]]
     """Return ``content`` as text or a list of text and plain block dicts, and the repairs."""
     repairs: list[str] = []
     if isinstance(content, str):
-        text = clean_text(content)
+        text = clean_text(content)  # the same object when nothing changed
         if text is not content and text != content:
             repairs.append("content with lone surrogates was repaired")
-        return (content if text == content and type(content) is str else text), repairs
+        return text, repairs
     if isinstance(content, list | tuple):
-        blocks = [_block(b, repairs) for b in content]  # pyright: ignore[reportUnknownVariableType]
-        if type(content) is list and not repairs and all(map(operator.is_, blocks, content)):
-            return content, repairs  # pyright: ignore[reportUnknownVariableType]
+        items = cast(Sequence[object], content)
+        blocks = [_block(b, repairs) for b in items]
+        if type(items) is list and not repairs and all(map(operator.is_, blocks, items)):
+            return cast(list[str | dict[str, Any]], items), repairs
         return blocks, repairs
     if isinstance(content, Mapping):
         repairs.append("content that is a mapping became one block")
@@ -273,8 +281,7 @@ def _metadata(value: object, what: str, repairs: list[str]) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         repairs.append(f"{what} {type(value).__name__} is not a mapping: dropped")
         return {}
-    made: dict[str, Any] = _plain_with(value, repairs, what)  # type: ignore[assignment]  # a Mapping stays a dict
-    return made
+    return _plain_dict(cast(Mapping[Any, Any], value), repairs, what)
 
 
 def _without_raw_calls(extra: dict[str, Any], repairs: list[str]) -> dict[str, Any]:
@@ -325,7 +332,7 @@ def normalize_message(response: object) -> Normalized:
 def _unchanged(
     message: AIMessage,
     content: object,
-    calls: list[dict[str, Any]],
+    calls: list[ToolCall],
     usage: dict[str, Any] | None,
     extra: dict[str, Any],
     meta: dict[str, Any],
@@ -346,7 +353,7 @@ def _unchanged(
 def _rebuild(
     message: AIMessage,
     content: str | list[str | dict[str, Any]],
-    calls: list[dict[str, Any]],
+    calls: list[ToolCall],
     usage: dict[str, Any] | None,
     extra: dict[str, Any],
     meta: dict[str, Any],
@@ -357,8 +364,8 @@ def _rebuild(
     try:
         return AIMessage(
             content=content,
-            tool_calls=calls,  # pyright: ignore[reportArgumentType]  # well-formed ToolCall dicts
-            usage_metadata=usage,  # pyright: ignore[reportArgumentType]  # well-formed counts
+            tool_calls=calls,
+            usage_metadata=cast(UsageMetadata | None, usage),  # counts checked above
             additional_kwargs=extra,
             response_metadata=meta,
             id=clean_text(raw_id) if isinstance(raw_id, str) else None,
@@ -366,4 +373,4 @@ def _rebuild(
         )
     except (ValidationError, TypeError, ValueError) as exc:  # not expected: keep the text
         repairs.append(f"the message could not be rebuilt ({safe_str(exc)[:200]}): text kept")
-        return AIMessage(content=_text_of(content, repairs), tool_calls=calls)  # pyright: ignore[reportArgumentType]
+        return AIMessage(content=_text_of(content, repairs), tool_calls=calls)

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -86,7 +86,7 @@ class _Walk:
             self.repairs.add("values nested too deep or too many were cut")
             return TOO_DEEP if depth >= MAX_DEPTH else TOO_MANY
         if isinstance(value, Mapping | list | tuple | set | frozenset):
-            return self._container(value, depth)  # pyright: ignore[reportUnknownArgumentType]
+            return self._container(cast(Any, value), depth)
         return self._other(value, depth)
 
     def _scalar(self, value: bool | float | str | None) -> object:
@@ -119,7 +119,7 @@ class _Walk:
         self.path.add(id(value))
         try:
             if isinstance(value, Mapping):
-                return self._mapping(value, depth)  # pyright: ignore[reportUnknownArgumentType]
+                return self._mapping(cast(Mapping[Any, Any], value), depth)
             items = [self.value(item, depth + 1) for item in value]
         finally:
             self.path.discard(id(value))

@@ -153,7 +153,7 @@ def parse_structured(
     if not isinstance(response, dict):
         return None, Usage(), f"unexpected structured response {type(response).__name__}"
     raw = response.get("raw")
-    usage = usage_of(raw, deps) if isinstance(raw, BaseMessage) else Usage()
+    usage = usage_of(as_ai_message(raw), deps) if isinstance(raw, BaseMessage) else Usage()
     parsed = response.get("parsed")
     error: object = response.get("parsing_error")
     if isinstance(parsed, dict):
@@ -174,7 +174,7 @@ def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMes
     raw = response.get("raw") if isinstance(response, dict) else None
     said = ""
     if isinstance(raw, AIMessage):
-        message = as_ai_message(raw)
+        message = normalize_message(raw).message  # parse_structured logged its repairs
         said = message.text or "".join(json.dumps(c["args"]) for c in message.tool_calls)
     rejected = [AIMessage(content=said[:FEEDBACK_CHARS])] if said else []
     return [
