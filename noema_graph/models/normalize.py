@@ -66,10 +66,10 @@ def _plain_dict(value: Mapping[Any, Any], repairs: list[str], what: str) -> dict
 
 def _count(value: object) -> int | None:
     """Return ``value`` as a token count, or None when it is not a believable one."""
-    number: float | int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float | Decimal):
+        return int(value) if 0 <= value <= MAX_TOKENS else None  # no float(): 10**400 overflows
+    number: float | None = None
+    if isinstance(value, float) or (isinstance(value, Decimal) and value.is_finite()):
         number = float(value)
     elif isinstance(value, str):
         try:

@@ -138,6 +138,10 @@ def test_invalid_tool_calls_join_the_calls_so_each_is_answered() -> None:
             {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
         ),
         (
+            {"input_tokens": 10**400, "output_tokens": -(10**400), "total_tokens": "1e999"},
+            {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        ),
+        (
             {"input_tokens": math.nan, "output_tokens": True, "total_tokens": None},
             {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
         ),
