@@ -276,7 +276,8 @@ COUNTS = (
     st.integers(0, 1_000)
     | st.integers(-1_000, -1)
     | st.integers(min_value=2**40, max_value=2**90)
-    | st.sampled_from(["12", "lots", "", "1e3", None, True, 3.5, float("nan"), [], {}])
+    | st.sampled_from(["12", "lots", "", "1e3", "1e999", None, True, 3.5, float("nan"), [], {}])
+    | st.sampled_from([10**400, -(10**400)])  # past float range: float() raises
 )
 USAGE = (
     st.none()
