@@ -179,6 +179,7 @@ def _apply(
         message, thought = _react_message(
             message, actions=answer_only_note(state, deps.config) is None
         )
+        message = as_ai_message(message)  # the parsed action goes through the same boundary
     iteration = int(state.get("iteration") or 0) + 1
     update: dict[str, Any] = {
         "messages": [*extra, message],

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,6 +106,38 @@ def _passes_through(exc: Exception, answer_errors: tuple[type[BaseException], ..
     return isinstance(exc, own) or is_unfinished_answer(exc)
 
 
+def chat_model_of(runnable: Any) -> BaseChatModel | None:
+    """Return the chat model inside ``runnable`` (bindings, sequences, KeepRaw), if any."""
+    seen = 0
+    while runnable is not None and seen < 8:
+        if isinstance(runnable, BaseChatModel):
+            return runnable
+        runnable = (
+            getattr(runnable, "bound", None)
+            or getattr(runnable, "model", None)
+            or (getattr(runnable, "first", None))
+        )
+        seen += 1
+    return None
+
+
+def request_options(runnable: Any, deadline: float | None) -> dict[str, Any]:
+    """Return per-request options: the HTTP timeout of the run's deadline for OpenAI clients.
+
+    The bounded call stops waiting at the deadline on its own; the timeout also makes the
+    OpenAI client close the connection then, so the server (the embedded llama.cpp one, or
+    any OpenAI-compatible endpoint) stops working on a request no one will read, on the sync
+    path too, where the abandoned call would otherwise run to its end in a worker thread.
+    """
+    if deadline is None:
+        return {}
+    openai = sys.modules.get("langchain_openai.chat_models.base")
+    model = chat_model_of(runnable)
+    if openai is None or not isinstance(model, openai.BaseChatOpenAI):
+        return {}
+    return {"timeout": max(deadline - time.monotonic(), 0.001)}
+
+
 def call_model(
     runnable: Runnable[Any, Any],
     prompt: Sequence[BaseMessage],
@@ -121,12 +155,14 @@ def call_model(
         Cancelled: The run was aborted during the call.
     """
     messages = list(prompt)
+    context = ctx(runtime)
+    options = request_options(runnable, context.deadline)
     try:
         return (
             yield bounded(
-                lambda: runnable.invoke(messages),
-                lambda: runnable.ainvoke(messages),
-                ctx(runtime),
+                lambda: runnable.invoke(messages, **options),
+                lambda: runnable.ainvoke(messages, **options),
+                context,
             )
         )
     except Exception as exc:

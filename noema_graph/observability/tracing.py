@@ -12,7 +12,7 @@ import hashlib
 import logging
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -34,6 +34,7 @@ from opentelemetry.trace import (
 )
 
 from noema_graph.context import current_scope
+from noema_graph.models.normalize import normalize_usage
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +100,13 @@ def _usage(response: LLMResult) -> tuple[int, int, str | None]:
     for generations in response.generations:
         for generation in generations:
             if isinstance(generation, ChatGeneration):
-                meta = generation.message.usage_metadata or {}  # pyright: ignore[reportAttributeAccessIssue]
+                raw = getattr(generation.message, "usage_metadata", None)
+                meta = normalize_usage(raw)[0] or {}  # a model's garbage never breaks a span
                 prompt += int(meta.get("input_tokens", 0))
                 completion += int(meta.get("output_tokens", 0))
-                model = model or generation.message.response_metadata.get("model_name")
+                metadata = getattr(generation.message, "response_metadata", None)  # may be any
+                named = metadata.get("model_name") if isinstance(metadata, Mapping) else None
+                model = model or (str(named) if named is not None else None)
     return prompt, completion, model
 
 

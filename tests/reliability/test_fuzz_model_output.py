@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from noema_graph import async_sqlite_checkpointer, sqlite_checkpointer
 from noema_graph.models.normalize import INVALID_ARGUMENTS
 from tests.reliability.fuzz_model import (
-    NATIVE_CASES,
+    CASES,
     Case,
     Verdict,
     default_reply,
@@ -77,7 +77,7 @@ def test_generated_model_output_never_crashes_a_sync_run(saver: Any) -> None:
     threads = iter(range(EXAMPLES * 10))
 
     @FUZZ
-    @given(NATIVE_CASES)
+    @given(CASES)
     def one(case: Case) -> None:
         assert_held(run_sync(case, saver, f"sync-{next(threads)}"))
 
@@ -91,7 +91,7 @@ def test_generated_model_output_never_crashes_an_async_run(
     threads = iter(range(EXAMPLES * 10))
 
     @FUZZ
-    @given(NATIVE_CASES)
+    @given(CASES)
     def one(case: Case) -> None:
         assert_held(runner.run(run_async(case, saver, f"async-{next(threads)}")))
         assert unlocked(path), "the checkpoint file is still locked after the run"
@@ -210,12 +210,6 @@ def test_unusable_arguments_reach_the_model_as_its_own_call(saver: Any) -> None:
     assert set(call["args"]) == {INVALID_ARGUMENTS} and call["id"] == "a"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="execute_step._apply must pass the message _react_message builds through "
-    "nodes.llm.as_ai_message (issue 17); then fuzz CASES (both protocols) above and "
-    "remove this marker",
-)
 def test_a_react_action_input_past_64_bits_is_an_observation(saver: Any) -> None:
     reply = AIMessage(content=REACT_BIG_INT)
     assert_held(run_sync(Case("react", [planned(), reply]), saver, "react"))
