@@ -194,6 +194,17 @@ def _missing_driver(exc: ImportError) -> ConfigurationError:
     )
 
 
+def _pool_options(pool_size: int) -> dict[str, Any]:
+    """Return the options of a psycopg pool (sync or async) of at most ``pool_size``."""
+    return {
+        "kwargs": _connection_options(),
+        "min_size": 1,
+        "max_size": max(2, pool_size),
+        "open": False,
+        "timeout": CONNECT_TIMEOUT_S,
+    }
+
+
 @contextmanager
 def _postgres(url: str, pool_size: int) -> Generator[Backend]:
     try:
@@ -205,14 +216,7 @@ def _postgres(url: str, pool_size: int) -> Generator[Backend]:
         raise _missing_driver(exc) from exc
     from noema_graph.persistence import serializer
 
-    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
-        url,
-        kwargs=_connection_options(),
-        min_size=1,
-        max_size=max(2, pool_size),
-        open=False,
-        timeout=CONNECT_TIMEOUT_S,
-    )
+    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(url, **_pool_options(pool_size))
     try:  # one plain connection first: its error names the cause (the pool's only times out)
         Connection.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
     except OperationalError as exc:
@@ -247,12 +251,7 @@ async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
     from noema_graph.persistence import serializer
 
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
-        url,
-        kwargs=_connection_options(),
-        min_size=1,
-        max_size=max(2, pool_size),
-        open=False,
-        timeout=CONNECT_TIMEOUT_S,
+        url, **_pool_options(pool_size)
     )
     try:
         await (await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_S)).close()

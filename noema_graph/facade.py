@@ -153,13 +153,14 @@ async def arun_agent(
     timeout_s: float | None = None,
 ) -> AgentOutput:
     """Run agent ``name`` like :func:`run_agent`, awaiting the model and tools."""
-    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
-    learner = await aresolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(
-        name, request, learner, thread_id, model, path, timeout_s
-    )
-    await graph.ainvoke(inputs, config, context=context)
-    return _output(name, graph, config)
+    stream = astream_agent(
+        name, request, user_id=user_id, thread_id=thread_id, model=model, db=db,
+        timeout_s=timeout_s,
+    )  # fmt: skip
+    async for item in stream:
+        if isinstance(item, AgentOutput):  # the last item: the run's output
+            return item
+    raise AssertionError("astream_agent ended without an output")  # pragma: no cover
 
 
 async def astream_agent(
