@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
 
-from pydantic import BaseModel
-
 from noema_graph.errors import ConfigurationError
 
 
@@ -182,19 +180,6 @@ Request: ${request}
 ${observations}
 Final answer:""",
 )
-
-
-def schema_note(schema: type[BaseModel]) -> str:
-    """Return the final answer's note on ``schema``: its name and what each field holds.
-
-    The field descriptions tell a small model what to write in a free-text field; with the
-    name alone the embedded model filled ``advice`` with file paths.
-    """
-    fields = "; ".join(
-        f"{name}: {info.description.rstrip('.')}" if info.description else name
-        for name, info in schema.model_fields.items()
-    )
-    return f" Answer as {schema.__name__} JSON with the fields {fields}."
 
 
 ANSWER = PromptTemplate(
