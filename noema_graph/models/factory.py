@@ -48,7 +48,9 @@ LOCAL_SAMPLING: Mapping[str, Any] = MappingProxyType(
 At temperature 0 the 135M model loops: a phrase, once repeated, repeats to the length cap.
 The DRY sampler ("don't repeat yourself") penalises a token that would extend a sequence
 already in the context by ``dry_multiplier * dry_base ** (length - dry_allowed_length)``, so
-a loop dies within a few tokens. llama.cpp feeds the prompt to it too, so copying from an
+a verbatim loop is broken within a few tokens (the model may go on varying it: the
+repetition check of :mod:`noema_graph.models.repetition` cuts what is left). llama.cpp
+feeds the prompt to it too, so copying from an
 observation is penalised as well; hence ``dry_allowed_length`` 4 (a concept name or id of up
 to 4 tokens copies freely) and digits as sequence breakers (figures copy freely: without
 them the model wrote a bias of 0.119 as 0.1195 after writing 0.119 once). ``repeat_penalty``
