@@ -147,8 +147,8 @@ def _react_message(
 
     ``actions`` False (an answer-only turn) reads the answer only, never a call. A call that
     only repeats the last tool call or feeds it its own result becomes the step's answer:
-    that result (see :mod:`noema_graph.protocols.react_guard`). A written answer loses a
-    repeated run (:func:`~noema_graph.models.repetition.trim_repetition`).
+    that result (see :mod:`noema_graph.protocols.react_guard`). A written prose answer loses
+    a repeated run (:func:`~noema_graph.models.repetition.trim_repetition`).
     """
     parsed = parse_response(message.text, actions=actions)
     answer = {"id": message.id, "usage_metadata": message.usage_metadata}
@@ -161,8 +161,12 @@ def _react_message(
             return AIMessage(content=observation_answer(fed), **answer), thought
         call = {"name": parsed.tool, "args": args, "id": f"react_{uuid4().hex[:12]}"}
         return AIMessage(content=parsed.thought, tool_calls=[call], **answer), parsed.thought
-    result = parsed.result if isinstance(parsed.result, str) else str(parsed.result)
-    return AIMessage(content=trim_repetition(result), **answer), parsed.thought
+    if not isinstance(parsed.result, str):
+        return AIMessage(content=str(parsed.result), **answer), parsed.thought
+    # prose only: JSON repeats its keys by design, and a cut would leave it unparsable
+    json_like = parsed.result.lstrip().startswith(("{", "["))
+    result = parsed.result if json_like else trim_repetition(parsed.result)
+    return AIMessage(content=result, **answer), parsed.thought
 
 
 def _apply(
