@@ -251,7 +251,7 @@ def table_from(path: Path) -> str:
 def agent_table(runs: list[AgentRun]) -> str:
     """Return the per-agent Markdown table and a total row."""
     lines = [
-        "| agent | runs | schema-valid | free-text fields with a repeated 4-gram | loops cut "
+        "| agent | runs | schema-valid | free-text fields with a repeated 4-gram | cut events "
         "| grounded ids | leaks | gold score | median s | max s |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
