@@ -11,7 +11,9 @@ Four parts:
 * **Noema agents**: each agent x learner over a fresh copy of the demo store, with the first
   requests of the shipped task set (``noema_tasks.json``; request i goes to learner i).
   Per run: whether the result validated against the agent's schema, the share of its
-  free-text fields holding a repeated word 4-gram, how many loops the repetition check cut,
+  free-text fields holding a repeated word 4-gram, the cut events of the repetition check
+  (a loop cut or a repeated list item dropped, subagents' answers included; a text
+  validated twice counts twice),
   whether every ``*_id`` it cites came from a tool, whether its free text leaks an example
   or prompt artefact (a date, a path, ``user_id``, a ``<placeholder>``), the gold score
   (JSON subset of the task's expected output) and the wall time.
