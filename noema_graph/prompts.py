@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
 
@@ -80,7 +81,7 @@ done, answer with its result in plain text and no tool call.${extra}""",
 
 REACT = PromptTemplate(
     "react",
-    "1.1.0",
+    "1.2.0",
     """You are ${agent_name}. Goal: ${goal}
 Current step (${step_number} of ${step_count}): ${step}
 Results so far:
@@ -89,18 +90,51 @@ ${results}
 Available tools:
 ${tools}
 
-Respond in exactly this format:
-Thought: <your reasoning>
-Action: <one tool name>
-Action Input: <JSON object with the tool's arguments>
-OR, when the current step is done:
-Thought: <your reasoning>
-Final Answer: <the step's result>
+Reply in one of two forms. To use a tool, three lines:
+Thought: I need a tool for this.
+Action: <the tool's name>
+Action Input: <the tool's arguments as one JSON object>
+To answer once an observation holds the result, two lines: a Thought, then "Final Answer:" \
+followed by the result in the observation's own words and figures.
 
-Use only the tools listed above, with the arguments their descriptions name, and only \
-values from the goal or from observations. When an observation answers the current step, \
-reply with Final Answer at once: never call a tool again on its own result.${extra}""",
+Use only the tools listed above, with values from the goal or from observations. When an \
+observation answers the current step, give the Final Answer at once: never call a tool again \
+on its own result.${hints}${extra}""",
 )
+"""The ReAct step prompt.
+
+Nothing in it is worth copying into an answer: a 135M model copies what it reads, so the
+answer form is described, not shown (``Final Answer: <the step's result>`` came back
+verbatim as the answer), and the worked examples of :data:`CODE_HINT` use letters.
+"""
+
+CODE_TOOLS = ("python_executor", "python")
+"""Tool names that run code; with one of them the ReAct prompt adds :data:`CODE_HINT`."""
+
+CODE_HINT = """
+
+Arithmetic goes to ${tool}, never in your head. The pattern, where X and Y stand for the \
+request's own numbers:
+Thought: I compute X * Y with ${tool}.
+Action: ${tool}
+Action Input: {"code": "print(X * Y)"}
+The Final Answer is then the number it printed."""
+
+
+def react_hints(tool_names: Sequence[str]) -> str:
+    """Return the ReAct prompt's hints for ``tool_names``: the code pattern with a code tool.
+
+    Measured on the embedded model: without the pattern it multiplies in its head (and
+    gets it wrong) although it has a code tool.
+    """
+    tool = next((name for name in tool_names if name in CODE_TOOLS), None)
+    return "" if tool is None else Template(CODE_HINT).substitute(tool=tool)
+
+
+OBSERVATION_NUDGE = "If this answers the current step, give the Final Answer now."
+"""Appended to the latest observation for ReAct models: small models otherwise keep calling
+the tool on its own result (add(2, 3) = 5, then add(5, 3), add(8, 3)...). Its former
+``Final Answer: <the result>`` came back verbatim as the answer."""
 
 REFLECT = PromptTemplate(
     "reflect",
@@ -147,12 +181,13 @@ ${observations}
 Final answer:""",
 )
 
+
 ANSWER = PromptTemplate(
     "generate_answer",
-    "1.0.0",
+    "1.1.0",
     """You are ${agent_name}, answering in read-only mode: you cannot run tools or change \
-anything. Answer the question from your knowledge and the memories below; say so when you \
-are unsure.
+anything. Answer the question from your knowledge and the memories below, in at most three \
+sentences; say so when you are unsure.
 Memories:
 ${memory}""",
 )

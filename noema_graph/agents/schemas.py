@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from noema_graph.models.repetition import distinct_items, trim_repetition
 
 
 def _clamp_unit(value: object) -> object:
@@ -21,9 +23,21 @@ def _clamp_unit(value: object) -> object:
 
 Probability = Annotated[float, BeforeValidator(_clamp_unit), Field(ge=0.0, le=1.0)]
 
-# Bounded strings: schema-constrained decoding (the local model) cannot ramble past them.
-Text = Annotated[str, Field(max_length=400)]
-Item = Annotated[str, Field(max_length=160)]
+# Free text, bounded and without loops. The bound is sized to what the field holds, so
+# schema-constrained decoding (the local model) stops a ramble early; the validator cuts a
+# repeated run back to the last complete sentence (noema_graph.models.repetition).
+Sentence = Annotated[str, Field(max_length=200), AfterValidator(trim_repetition)]
+"""One sentence: a reason, a question, a hint, an advice."""
+Sentences = Annotated[str, Field(max_length=320), AfterValidator(trim_repetition)]
+"""One or two sentences: a summary, a rationale."""
+Name = Annotated[str, Field(max_length=80), AfterValidator(trim_repetition)]
+"""A concept, topic or area: a few words."""
+Item = Annotated[str, Field(max_length=120), AfterValidator(trim_repetition)]
+"""One entry of a list: a pattern, an adjustment, a suggestion."""
+Items = Annotated[list[Item], Field(max_length=8), AfterValidator(distinct_items)]
+"""A list of at most 8 entries, each once: a looping model writes the same entry again."""
+Names = Annotated[list[Name], Field(max_length=8), AfterValidator(distinct_items)]
+"""A list of at most 8 names, each once."""
 
 
 class _Result(BaseModel):
@@ -34,7 +48,7 @@ class NextCard(_Result):
     """learning: the card to study next."""
 
     card_id: int = Field(description="Id of the chosen card, from list_due_cards.")
-    reason: Text = Field(description="Why this card now, in one sentence.")
+    reason: Sentence = Field(description="Why this card now, in one sentence.")
     expected_recall: Probability = Field(description="Probability the learner recalls it now.")
 
 
@@ -43,24 +57,18 @@ class Diagnosis(_Result):
 
     retention: Probability = Field(description="Share of reviews recalled (0-1).")
     lapses: int = Field(ge=0, description="Cards forgotten after being learned.")
-    patterns: list[Item] = Field(
-        max_length=8, description="Learning patterns observed, one per item."
-    )
-    weak_areas: list[Item] = Field(
-        max_length=8, description="Topics, concepts or cards that need work."
-    )
-    summary: Text = Field(description="The diagnosis in one or two sentences.")
+    patterns: Items = Field(description="Learning patterns observed, one per item.")
+    weak_areas: Names = Field(description="Topics, concepts or cards that need work.")
+    summary: Sentences = Field(description="The diagnosis in one or two sentences.")
 
 
 class StrategyAdjustment(_Result):
     """strategy: how the learner's study plan should change."""
 
-    focus: Text = Field(description="What to concentrate on next.")
+    focus: Name = Field(description="What to concentrate on next.")
     new_cards_per_day: int = Field(ge=0, le=100, description="New cards to introduce daily.")
-    adjustments: list[Item] = Field(
-        max_length=8, description="Concrete changes to the study routine."
-    )
-    rationale: Text = Field(description="Why, citing the diagnosis.")
+    adjustments: Items = Field(description="Concrete changes to the study routine.")
+    rationale: Sentences = Field(description="Why, citing the diagnosis.")
 
 
 class GeneratedCards(_Result):
@@ -68,15 +76,15 @@ class GeneratedCards(_Result):
 
     deck_id: int = Field(description="Deck the cards were added to.")
     card_ids: list[int] = Field(description="Ids returned by create_cards.")
-    summary: Text = Field(description="What the cards cover.")
+    summary: Sentence = Field(description="What the cards cover.")
 
 
 class SocraticTurn(_Result):
     """socratic_tutor: the next guiding question of a dialogue."""
 
-    question: Text = Field(description="The next question to ask the learner.")
-    concept: Text = Field(description="The concept the question works towards.")
-    hint: Text = Field(description="A hint to give if the learner is stuck.")
+    question: Sentence = Field(description="The next question to ask the learner.")
+    concept: Name = Field(description="The concept the question works towards.")
+    hint: Sentence = Field(description="A hint to give if the learner is stuck.")
     understanding: Literal["none", "partial", "solid"] = Field(
         description="The learner's understanding so far."
     )
@@ -88,7 +96,7 @@ class CalibrationAdvice(_Result):
     brier: float = Field(ge=0.0, description="Brier score from compute_calibration (0 best).")
     ece: float = Field(ge=0.0, description="Expected calibration error (0 best).")
     bias: float = Field(description="Mean confidence minus accuracy (>0 over-confident).")
-    advice: Text = Field(description="One or two sentences of advice to the learner.")
+    advice: Sentence = Field(description="One sentence of advice to the learner.")
 
 
 class IngestionReport(_Result):
@@ -96,15 +104,15 @@ class IngestionReport(_Result):
 
     source_id: int = Field(description="Id returned by ingest_text.")
     chunk_count: int = Field(ge=0, description="Chunks stored.")
-    key_concepts: list[Item] = Field(max_length=8, description="Main concepts of the document.")
-    summary: Text = Field(description="What the document is about.")
+    key_concepts: Names = Field(description="Main concepts of the document.")
+    summary: Sentence = Field(description="What the document is about.")
 
 
 class ConceptLinkOut(_Result):
     """One link between two concepts."""
 
-    source: Item
-    target: Item
+    source: Name
+    target: Name
     kind: Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]
 
 
@@ -112,7 +120,7 @@ class ConceptLinks(_Result):
     """knowledge_graph: the links made or found."""
 
     links: list[ConceptLinkOut] = Field(description="Links created with link_concepts.")
-    summary: Text = Field(description="How the concepts relate.")
+    summary: Sentence = Field(description="How the concepts relate.")
 
 
 class CardMove(_Result):
@@ -126,8 +134,8 @@ class TaxonomyReport(_Result):
     """taxonomy_curator: the category changes made or proposed."""
 
     moves: list[CardMove] = Field(description="Cards moved with move_card.")
-    suggestions: list[Item] = Field(max_length=8, description="Further changes to the taxonomy.")
-    summary: Text = Field(description="The state of the taxonomy in one sentence.")
+    suggestions: Items = Field(description="Further changes to the taxonomy.")
+    summary: Sentence = Field(description="The state of the taxonomy in one sentence.")
 
 
 class FlaggedCard(_Result):
@@ -147,7 +155,7 @@ class GovernanceReport(_Result):
         max_length=20, description="Cards flagged, as the flagging tool reported them."
     )
     cards_scanned: int = Field(ge=0, description="Cards checked by find_quality_issues.")
-    summary: Text = Field(description="Quality of the collection in one sentence.")
+    summary: Sentence = Field(description="Quality of the collection in one sentence.")
 
     @field_validator("flagged")
     @classmethod

@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -33,6 +34,31 @@ DEFAULT_COMPATIBLE_MODEL = "default"
 LOCAL_TEMPERATURE = 0.0
 LOCAL_MAX_TOKENS = 1024
 """Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
+LOCAL_SAMPLING: Mapping[str, Any] = MappingProxyType(
+    {
+        "dry_multiplier": 0.8,
+        "dry_base": 1.75,
+        "dry_allowed_length": 4,
+        "dry_sequence_breakers": ["\n", ":", '"', "*", *"0123456789"],
+        "logit_bias": [[")}", -6]],
+    }
+)
+"""llama.cpp sampler fields sent with every local request (``extra_body``).
+
+At temperature 0 the 135M model loops: a phrase, once repeated, repeats to the length cap.
+The DRY sampler ("don't repeat yourself") penalises a token that would extend a sequence
+already in the context by ``dry_multiplier * dry_base ** (length - dry_allowed_length)``, so
+a verbatim loop is broken within a few tokens (the model may go on varying it: the
+repetition check of :mod:`noema_graph.models.repetition` cuts what is left). llama.cpp
+feeds the prompt to it too, so copying from an
+observation is penalised as well; hence ``dry_allowed_length`` 4 (a concept name or id of up
+to 4 tokens copies freely) and digits as sequence breakers (figures copy freely: without
+them the model wrote a bias of 0.119 as 0.1195 after writing 0.119 once). ``repeat_penalty``
+and ``frequency_penalty`` stay off: measured, they turned loops into ``"Ben ben ben"`` and
+penalise every digit already written. The logit bias is for the token ``)}``: the model
+closed ``{"code": "print(17 * 23)"}`` with it, leaving the string open (so the call never
+ran); nothing valid in a JSON answer needs it. Figures: ``bench/bench_quality.py``.
+"""
 LOCAL_TIMEOUT_S = 300.0
 """Per-request timeout for the local server: a stuck call becomes a retried error, not a hang."""
 _DUMMY_API_KEY = "sk-no-key-required"
@@ -124,6 +150,7 @@ def make_model(
     *,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    sampling: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BaseChatModel:
     """Return the chat model named by ``spec`` (see the module docstring for the forms).
@@ -135,6 +162,9 @@ def make_model(
         spec: Model spec; None picks the default from the environment.
         temperature: Sampling temperature; the provider's default when None (0 for local).
         max_tokens: Cap on answer tokens; none when None (1024 for local).
+        sampling: llama.cpp sampler fields of the ``local`` model (``dry_multiplier``,
+            ``frequency_penalty``...); None for :data:`LOCAL_SAMPLING`, ``{}`` for none.
+            Ignored by the other providers.
         env: Environment variables to read; defaults to ``os.environ``.
 
     Raises:
@@ -148,7 +178,9 @@ def make_model(
     return ChatOpenAI(
         model=parsed.model,
         stream_usage=True,
-        **_provider_args(parsed, env, temperature=temperature, max_tokens=max_tokens),
+        **_provider_args(
+            parsed, env, temperature=temperature, max_tokens=max_tokens, sampling=sampling
+        ),
     )
 
 
@@ -158,6 +190,7 @@ def _provider_args(
     *,
     temperature: float | None,
     max_tokens: int | None,
+    sampling: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the ChatOpenAI arguments of ``parsed``'s provider, besides model and streaming."""
     if parsed.provider == "local":
@@ -169,6 +202,7 @@ def _provider_args(
             "max_completion_tokens": LOCAL_MAX_TOKENS if max_tokens is None else max_tokens,
             "max_retries": 1,
             "timeout": LOCAL_TIMEOUT_S,
+            "extra_body": dict(LOCAL_SAMPLING if sampling is None else sampling),
             "metadata": {PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
         }
     sampling = {"temperature": temperature, "max_completion_tokens": max_tokens}

@@ -28,8 +28,9 @@ from noema_graph.models.profile import model_profile
 
 MAX_THOUGHT_CHARS = 240
 """A thought is one line of at most this many characters, so a looping model still stops."""
-MAX_ANSWER_CHARS = 1000
-"""A step's Final Answer is at most this many characters, for the same reason."""
+MAX_ANSWER_CHARS = 600
+"""A step's Final Answer is at most this many characters (about 100 words), for the same
+reason: a step's result is a figure or a few sentences, and a loop stops sooner."""
 MAX_TIME_CHARS = 32
 """A ``date-time`` or ``date`` string argument is at most this many date characters."""
 
@@ -222,9 +223,13 @@ def bind_react_grammar(
 ) -> Runnable[Any, Any]:
     """Return ``model`` constrained by :func:`react_grammar` if it is local, else unchanged.
 
-    The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``).
+    The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``), added to
+    the model's own ``extra_body`` (the sampler settings of
+    :data:`~noema_graph.models.factory.LOCAL_SAMPLING`): a bound ``extra_body`` replaces the
+    model's rather than merging with it.
     """
     if not model_profile(model).is_local:
         return model
     grammar = react_grammar(tools, max_answer_chars=max_answer_chars)
-    return model.bind(extra_body={"grammar": grammar})
+    own: Mapping[str, Any] = getattr(model, "extra_body", None) or {}
+    return model.bind(extra_body={**own, "grammar": grammar})

@@ -24,6 +24,7 @@ from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
 from noema_graph.models.grammar import bind_react_grammar
+from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import emit, plan_text, results_text, stopwatch, tools_text
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
@@ -32,8 +33,9 @@ from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
 from noema_graph.nodes.output import grounded
 from noema_graph.nodes.routing import pending_tool_calls
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.prompts import EXECUTE, REACT
+from noema_graph.prompts import EXECUTE, OBSERVATION_NUDGE, REACT, react_hints
 from noema_graph.protocols.react import parse_response
+from noema_graph.protocols.react_guard import feeds_own_result, observation_answer
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, TaskPlan
 from noema_graph.state.outcome import Outcome
@@ -49,6 +51,8 @@ ANSWER_NOW_NOTE = (
 ANSWER_NOW_CHARS = 300
 """Most characters of the step result an answer-only turn of ``answer_after_tool_results``
 writes on a grammar-bound model: the final answer is written from the observations."""
+FED_BACK = "would only repeat the last call or feed it its own result; that result is the answer."
+"""Follows the call in the thought recorded when the call is replaced by that result."""
 INTERRUPTED = (
     "No result was recorded for this call: the run was interrupted before it finished. "
     "Call the tool again if you still need it."
@@ -95,11 +99,6 @@ def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
     }
 
 
-OBSERVATION_NUDGE = "If this answers the current step, reply with Final Answer: <the result>."
-"""Appended to the latest observation for ReAct models: small models otherwise keep calling
-the tool on its own result (add(2, 3) = 5, then add(5, 3), add(8, 3)...)."""
-
-
 def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
     """Render tool traffic as text turns, for models without native tool calling."""
     history: list[BaseMessage] = []
@@ -131,6 +130,7 @@ def build_prompt(
         system = REACT.render(
             agent_name=deps.config.name,
             tools=tools_text(tools),
+            hints=react_hints([tool.name for tool in tools]),
             extra=answer_only_note(state, deps.config) or "",
             **{k: v for k, v in fields.items() if k != "plan"},
         )
@@ -140,28 +140,33 @@ def build_prompt(
     return [system_message(deps.config.instructions, system), *messages]
 
 
-def _react_message(message: AIMessage, *, actions: bool) -> tuple[AIMessage, str]:
+def _react_message(
+    message: AIMessage, trace: list[ReasoningStep], *, actions: bool
+) -> tuple[AIMessage, str]:
     """Turn a ReAct text answer into an AIMessage with tool calls; return it and its thought.
 
-    ``actions`` False (an answer-only turn) reads the answer only, never a call.
+    ``actions`` False (an answer-only turn) reads the answer only, never a call. A call that
+    only repeats the last tool call or feeds it its own result becomes the step's answer:
+    that result (see :mod:`noema_graph.protocols.react_guard`). A written prose answer loses
+    a repeated run (:func:`~noema_graph.models.repetition.trim_repetition`).
     """
     parsed = parse_response(message.text, actions=actions)
+    answer = {"id": message.id, "usage_metadata": message.usage_metadata}
     if parsed.tool is not None:
-        call = {
-            "name": parsed.tool,
-            "args": parsed.tool_input or {},
-            "id": f"react_{uuid4().hex[:12]}",
-        }
-        return AIMessage(
-            content=parsed.thought,
-            tool_calls=[call],
-            id=message.id,
-            usage_metadata=message.usage_metadata,
-        ), parsed.thought
-    result = parsed.result if isinstance(parsed.result, str) else str(parsed.result)
-    return AIMessage(content=result, id=message.id, usage_metadata=message.usage_metadata), (
-        parsed.thought
-    )
+        args = parsed.tool_input or {}
+        fed = feeds_own_result(parsed.tool, args, trace)
+        if fed is not None:
+            call = f"{parsed.tool}({json.dumps(args, default=str)})"
+            thought = f"{call} {FED_BACK}"
+            return AIMessage(content=observation_answer(fed), **answer), thought
+        call = {"name": parsed.tool, "args": args, "id": f"react_{uuid4().hex[:12]}"}
+        return AIMessage(content=parsed.thought, tool_calls=[call], **answer), parsed.thought
+    if not isinstance(parsed.result, str):
+        return AIMessage(content=str(parsed.result), **answer), parsed.thought
+    # prose only: JSON repeats its keys by design, and a cut would leave it unparsable
+    json_like = parsed.result.lstrip().startswith(("{", "["))
+    result = parsed.result if json_like else trim_repetition(parsed.result)
+    return AIMessage(content=result, **answer), parsed.thought
 
 
 def _apply(
@@ -177,7 +182,7 @@ def _apply(
     thought = message.text
     if deps.protocol == "react":
         message, thought = _react_message(
-            message, actions=answer_only_note(state, deps.config) is None
+            message, state.get("trace") or [], actions=answer_only_note(state, deps.config) is None
         )
         message = as_ai_message(message)  # the parsed action goes through the same boundary
     iteration = int(state.get("iteration") or 0) + 1

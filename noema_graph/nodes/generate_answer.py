@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import ErrorEvent
+from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
@@ -49,7 +50,8 @@ def _finish(
         state = {**state, "llm_error": str(response)}
         text, usage, reason = "", Usage(), "llm_error"
     else:
-        text, usage, reason = response.text, usage_of(response, deps), None
+        # a small model loops until its token cap: keep the text before the loop
+        text, usage, reason = trim_repetition(response.text), usage_of(response, deps), None
     result, validated = (
         validate_result(text, deps.config.output_schema) if reason is None else (text, None)
     )

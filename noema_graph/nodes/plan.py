@@ -12,6 +12,7 @@ from noema_graph.effects import Steps
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
 from noema_graph.memory import MemoryRecall
+from noema_graph.models.profile import model_profile
 from noema_graph.nodes.common import (
     ctx,
     emit,
@@ -71,6 +72,27 @@ RUN_RESET: dict[str, Any] = {
 
 Planned = tuple[Any, Usage, list[str]] | LLMError | RunTimeout
 """What planning ended with: the structured answer, a failed model, or the time budget gone."""
+
+
+def one_step_draft(request: str) -> tuple[PlanDraft, Usage, list[str]]:
+    """Return the plan of the embedded model without asking it: one step, the request.
+
+    Measured on the 135M model (``bench/bench_quality.py``): its plans are noise
+    (``{"goal": "{{add(2, 3)}}", "steps": ["{{add(2, 3)}}", "ssts: {{add(2, 3)}}"]}``, or
+    eight numbered variants of one step) and every extra step is one more turn to go wrong:
+    the quick start ended in ``max_iterations`` and a one-call agent ran out of iterations.
+    """
+    # model_construct: a request may be longer than a drafted goal or step may be
+    return PlanDraft.model_construct(goal=request, steps=[request]), Usage(), []
+
+
+def _draft(
+    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, prompt: list[BaseMessage]
+) -> Steps[Planned]:
+    """Ask the planning model for a draft; the embedded model gets :func:`one_step_draft`."""
+    if model_profile(deps.planning_model).is_local:
+        return one_step_draft(latest_request(state.get("messages", [])))
+    return (yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps))
 
 
 def _planned(request: str, outcome: Planned) -> tuple[TaskPlan, ReasoningStep, Usage]:
@@ -139,6 +161,9 @@ def _memory(
 def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
     """Recall memory, then turn the request into a TaskPlan through structured output.
 
+    The embedded model is not asked: its plan is one step, the request (see
+    :func:`one_step_draft`).
+
     Reads: messages, the Store. Writes: run, plan, memory_context, trace (reset), usage
     (reset), the run's counters (reset), llm_error.
     """
@@ -148,7 +173,7 @@ def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dic
         tools = yield from list_tools(deps)
         prompt = _prompt(state, deps, tools_text(tools), memory)
         try:
-            outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
+            outcome = yield from _draft(state, runtime, deps, prompt)
         except RunTimeout as exc:
             outcome = exc
     seconds = took[0]

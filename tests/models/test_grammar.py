@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, SecretStr
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.models import bind_react_grammar, make_model, react_grammar
-from noema_graph.models.grammar import gbnf_literal, grammar_rule_names
+from noema_graph.models.grammar import MAX_ANSWER_CHARS, gbnf_literal, grammar_rule_names
 from noema_graph.models.profile import PROVIDER_KEY
 
 
@@ -117,6 +117,23 @@ def test_local_models_get_the_grammar_in_extra_body(tools: list[BaseTool]) -> No
     assert bound.kwargs["extra_body"]["grammar"] == react_grammar(tools)
 
 
+def test_the_grammar_keeps_the_models_sampler_settings(tools: list[BaseTool]) -> None:
+    from langchain_openai import ChatOpenAI
+
+    local = ChatOpenAI(
+        model="m",
+        api_key=SecretStr("k"),
+        base_url="http://127.0.0.1:1/v1",
+        metadata={PROVIDER_KEY: "local"},
+        extra_body={"dry_multiplier": 0.8},
+    )
+    bound = bind_react_grammar(local, tools)
+    assert isinstance(bound, RunnableBinding)
+    # a bound extra_body replaces the model's: both must travel in it
+    assert bound.kwargs["extra_body"] == {"dry_multiplier": 0.8, "grammar": react_grammar(tools)}
+    assert local.extra_body == {"dry_multiplier": 0.8}
+
+
 class WindowArgs(BaseModel):
     deck_id: int | None = None
     since: datetime | None = None
@@ -156,7 +173,7 @@ def test_a_tool_without_arguments_admits_only_an_empty_object() -> None:
 
 
 def test_the_final_answer_is_bounded() -> None:
-    assert "[^\\x00]{1,1000}" in react_grammar([])
+    assert f"[^\\x00]{{1,{MAX_ANSWER_CHARS}}}" in react_grammar([])
     assert "[^\\x00]{1,300}" in react_grammar([], max_answer_chars=300)
 
 

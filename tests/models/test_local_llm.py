@@ -65,6 +65,17 @@ def test_profile_of_local_model(local_model: BaseChatModel) -> None:
 
 
 @pytest.mark.llm
+def test_local_requests_carry_sampler_settings_the_server_accepts(
+    local_model: BaseChatModel,
+) -> None:
+    from noema_graph.models.factory import LOCAL_SAMPLING
+
+    assert getattr(local_model, "extra_body", None) == dict(LOCAL_SAMPLING)
+    # llama.cpp validates each field (a dry_penalty_last_n of -1 is a 400 error)
+    assert local_model.invoke("Say ok.").text
+
+
+@pytest.mark.llm
 def test_server_binds_loopback_only(local_model: BaseChatModel) -> None:
     assert shared_local_server().base_url.startswith("http://127.0.0.1:")
 

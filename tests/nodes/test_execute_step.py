@@ -122,3 +122,19 @@ def test_a_long_observation_is_compacted_in_the_prompt_only(scripted: Any, path:
     assert [s.kind for s in update["trace"]] == ["compaction", "thought"]
     (compaction,) = [e for e in events if e["type"] == "compaction"]
     assert compaction["before_tokens"] > compaction["after_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "result"),
+    [
+        ("You did well. You did well. You did well. You did well.", "You did well."),
+        # JSON repeats its keys by design: cut, it would no longer parse
+        ('{"a": [{"k": 1, "v": 2}, {"k": 1, "v": 2}, {"k": 1, "v": 2}', None),
+    ],
+)
+def test_a_react_answer_loses_its_loop_unless_it_is_json(
+    scripted: Any, path: Path, answer: str, result: str | None
+) -> None:
+    model = scripted(text(f"Thought: t\nFinal Answer: {answer}"))
+    update = run(execute_step(_state(), runtime(), deps(model, protocol="react")), path)
+    assert update["plan"].steps[0].result == (result or answer)

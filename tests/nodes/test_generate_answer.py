@@ -71,3 +71,10 @@ def test_the_answer_is_validated_against_the_output_schema(scripted: Any, path: 
     )
     assert good["output"]["result"] == {"name": "Turing"} and good["output"]["validated"] is True
     assert bad["output"]["validated"] is False
+
+
+def test_an_answer_that_loops_is_cut_before_the_loop(scripted: Any, path: Path) -> None:
+    looping = "Your cat is called Turing. " + "El gato se llama Turing. " * 30
+    model = scripted(text(looping))
+    update = run(generate_answer(_state(), runtime(), deps(model)), path)
+    assert update["output"]["result"] == "Your cat is called Turing."

@@ -81,3 +81,17 @@ def test_recalled_memories_reach_the_planner(scripted: Any, path: Path) -> None:
     assert [m["key"] for m in update["memory_context"]] == ["pet"]
     prompt = model.prompts[0]
     assert "Relevant memories:" in prompt[0].content and "Turing" in prompt[0].content
+
+
+def test_the_embedded_model_is_not_asked_to_plan(path: Path) -> None:
+    """Its plans are noise: the plan is one step, the request, and no model call is made."""
+    from noema_graph.models.profile import PROVIDER_KEY
+
+    local = ScriptedChatModel(script=[], metadata={PROVIDER_KEY: "local"})  # never called
+    request = "Use the add tool to add 2 and 3." + " Then some more words." * 20  # > 300
+    update = run(plan({"messages": [HumanMessage(request)]}, runtime(), deps(local)), path)
+    assert update["plan"].goal == request
+    assert [s.description for s in update["plan"].steps] == [request]
+    assert update["trace"].value[0].kind == "plan"
+    assert update["usage"].value.model_calls == 0
+    local.assert_complete()

@@ -1,0 +1,90 @@
+"""Free text in agent results and prompts: bounded, without loops, nothing to copy."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from langchain_core.tools import tool
+
+from noema_graph.agents import schemas
+from noema_graph.agents.registry import default_registry
+from noema_graph.models.repetition import has_repetition
+from noema_graph.nodes.execute_step import OBSERVATION_NUDGE
+from noema_graph.prompts import REACT, react_hints
+
+# What the embedded model wrote into the calibration advice before the fix.
+LOOPING_ADVICE = (
+    "You are over-confident: rate lower unless you are sure. You are over-confident: rate "
+    "higher, you are overconfident: rate lower, you are overconfident: rate higher."
+)
+REAL_LEARNERS = re.compile(r"\b(ada|ben|cleo)\b|user_id [123]\b|\"user_id\": [123]\b", re.I)
+
+
+def test_a_looping_advice_is_cut_to_its_first_sentence() -> None:
+    advice = schemas.CalibrationAdvice.model_validate(
+        {"brier": 0.16, "ece": 0.12, "bias": 0.12, "advice": LOOPING_ADVICE}
+    )
+    assert advice.advice == "You are over-confident: rate lower unless you are sure."
+
+
+def test_list_fields_drop_repeated_items_and_loops() -> None:
+    diagnosis = schemas.Diagnosis.model_validate(
+        {
+            "retention": 0.8,
+            "lapses": 3,
+            "patterns": ["1. Reviews cluster on weekends", "2. Reviews cluster on weekends"],
+            "weak_areas": ["Ben ben ben ben ben ben", "Spanish verbs"],
+            "summary": "You do well. You do well. You do well. You do well.",
+        }
+    )
+    assert diagnosis.patterns == ["1. Reviews cluster on weekends"]
+    assert diagnosis.weak_areas == ["Ben", "Spanish verbs"]
+    assert diagnosis.summary == "You do well."
+    assert not has_repetition(diagnosis.summary)
+
+
+def test_free_text_caps_are_sized_to_the_field() -> None:
+    properties = schemas.SocraticTurn.model_json_schema()["properties"]
+    assert properties["question"]["maxLength"] == 200
+    assert properties["concept"]["maxLength"] == 80
+    with pytest.raises(ValueError, match="at most 200 characters"):
+        schemas.CalibrationAdvice.model_validate(
+            {"brier": 0.1, "ece": 0.1, "bias": 0.1, "advice": "x" * 201}
+        )
+
+
+@pytest.mark.parametrize("name", [d.name for d in default_registry().get_all()])
+def test_examples_name_no_real_learner(name: str) -> None:
+    registry = default_registry()
+    rendered = registry.prompts.render_for(registry.get(name))
+    examples = rendered.partition("Worked examples")[2]
+    assert not REAL_LEARNERS.search(examples), REAL_LEARNERS.search(examples)
+
+
+def test_the_react_prompt_holds_nothing_to_copy_as_an_answer() -> None:
+    text = REACT.render(
+        agent_name="a",
+        goal="g",
+        step_number=1,
+        step_count=1,
+        step="s",
+        results="",
+        tools="",
+        hints="",
+        extra="",
+    )
+    assert "Final Answer: <" not in text and "Thought: <" not in text
+    assert "<" not in OBSERVATION_NUDGE
+
+
+def test_the_code_pattern_shows_only_with_a_code_tool() -> None:
+    @tool
+    def python_executor(code: str) -> str:
+        """Run code."""
+        return code
+
+    assert react_hints(["search"]) == ""
+    hint = react_hints(["search", python_executor.name])
+    assert '{"code": "print(X * Y)"}' in hint and "Action: python_executor" in hint
+    assert not re.search(r"\d", hint)  # letters, never figures a model could copy
