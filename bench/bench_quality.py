@@ -320,7 +320,11 @@ def generic_run(
     enabled = AgentConfig(enabled_toolkits=("search", "python_executor"), working_directory=folder)
     tools = toolkits_for(enabled, search_provider=index, allow_unsandboxed=True)
     config = AgentConfig(
-        enabled_toolkits=(), max_iterations=8, persist_memory=False, working_directory=folder
+        enabled_toolkits=(),
+        max_iterations=8,
+        persist_memory=False,
+        working_directory=folder,
+        timeout_s=TIMEOUT_S,
     )
     graph = build_agent_graph(config, model=model, tools=tools)
     started = time.perf_counter()
@@ -351,7 +355,7 @@ def add(a: int, b: int) -> int:
 
 def quickstart_run(model: BaseChatModel) -> dict[str, Any]:
     """Run the README quick start's request; return the answer and whether it is 5."""
-    config = AgentConfig(enabled_toolkits=(), max_iterations=6)
+    config = AgentConfig(enabled_toolkits=(), max_iterations=6, timeout_s=TIMEOUT_S)
     graph = build_agent_graph(config, model=model, tools=[add])
     started = time.perf_counter()
     state = graph.invoke(
