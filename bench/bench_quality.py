@@ -15,7 +15,8 @@ Four parts:
   (a loop cut or a repeated list item dropped, subagents' answers included; a text
   validated twice counts twice),
   whether every ``*_id`` it cites came from a tool, whether its free text leaks an example
-  or prompt artefact (a date, a path, ``user_id``, a ``<placeholder>``), the gold score
+  or prompt artefact (a date, a learner's name, a path, ``user_id``, a ``<placeholder>``),
+  the gold score
   (JSON subset of the task's expected output) and the wall time.
 * **Generic agent**: 10 arithmetic and 10 lookup questions to an agent with the python and
   search tools (the search index holds ten made-up facts, so a lookup needs the tool);
@@ -90,10 +91,11 @@ FREE_TEXT = frozenset(
 """Result fields written as free text (a list field counts as one text, its items joined)."""
 LEAK = re.compile(
     r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}|user[_ ]id|\[learner|\.json\b|https?://|"
-    r"<[a-z' ]+>|\[your|Example \d",
+    r"<[a-z' ]+>|\[your|Example \d|\b(?:ada|ben|benjamin|cleo)\b",
     re.IGNORECASE,
 )
-"""A date, a time, the request's learner marker, a path, a URL or a prompt placeholder."""
+"""A date, a time, a learner's name or the request's learner marker, a path, a URL or a
+prompt placeholder: free text addresses the learner as "you" and holds no such artefact."""
 TIMEOUT_S = 3600.0
 """Generous per-run budget: load on a shared machine must not turn into timeouts."""
 
@@ -320,7 +322,11 @@ def generic_run(
     enabled = AgentConfig(enabled_toolkits=("search", "python_executor"), working_directory=folder)
     tools = toolkits_for(enabled, search_provider=index, allow_unsandboxed=True)
     config = AgentConfig(
-        enabled_toolkits=(), max_iterations=8, persist_memory=False, working_directory=folder
+        enabled_toolkits=(),
+        max_iterations=8,
+        persist_memory=False,
+        working_directory=folder,
+        timeout_s=TIMEOUT_S,
     )
     graph = build_agent_graph(config, model=model, tools=tools)
     started = time.perf_counter()
@@ -351,7 +357,7 @@ def add(a: int, b: int) -> int:
 
 def quickstart_run(model: BaseChatModel) -> dict[str, Any]:
     """Run the README quick start's request; return the answer and whether it is 5."""
-    config = AgentConfig(enabled_toolkits=(), max_iterations=6)
+    config = AgentConfig(enabled_toolkits=(), max_iterations=6, timeout_s=TIMEOUT_S)
     graph = build_agent_graph(config, model=model, tools=[add])
     started = time.perf_counter()
     state = graph.invoke(

@@ -121,14 +121,33 @@ Action Input: {"code": "print(X * Y)"}
 The Final Answer is then the number it printed."""
 
 
-def react_hints(tool_names: Sequence[str]) -> str:
-    """Return the ReAct prompt's hints for ``tool_names``: the code pattern with a code tool.
+SEARCH_TOOLS = ("search",)
+"""Tool names that look facts up; with one of them the ReAct prompt adds :data:`SEARCH_HINT`."""
 
-    Measured on the embedded model: without the pattern it multiplies in its head (and
-    gets it wrong) although it has a code tool.
+SEARCH_HINT = """
+
+Facts from documents go to ${tool}. The pattern, where Q stands for the request's own key \
+words:
+Thought: I look up Q with ${tool}.
+Action: ${tool}
+Action Input: {"query": "Q"}
+The Final Answer is then the fact it found."""
+
+
+def react_hints(tool_names: Sequence[str]) -> str:
+    """Return the ReAct prompt's hints for ``tool_names``: its code and search patterns.
+
+    Measured on the embedded model (``bench/bench_quality.py``): without the code pattern it
+    worked sums out in its head, wrongly; with it, it calls the code tool. With the code
+    pattern alone it also sent lookups to the code tool, so a search tool gets its own
+    pattern, after it.
     """
-    tool = next((name for name in tool_names if name in CODE_TOOLS), None)
-    return "" if tool is None else Template(CODE_HINT).substitute(tool=tool)
+    hints = [
+        Template(hint).substitute(tool=found)
+        for names, hint in ((CODE_TOOLS, CODE_HINT), (SEARCH_TOOLS, SEARCH_HINT))
+        if (found := next((name for name in tool_names if name in names), None)) is not None
+    ]
+    return "".join(hints)
 
 
 OBSERVATION_NUDGE = "If this answers the current step, give the Final Answer now."

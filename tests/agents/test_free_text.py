@@ -78,13 +78,15 @@ def test_the_react_prompt_holds_nothing_to_copy_as_an_answer() -> None:
     assert "<" not in OBSERVATION_NUDGE
 
 
-def test_the_code_pattern_shows_only_with_a_code_tool() -> None:
+def test_the_tool_patterns_show_only_with_their_tools() -> None:
     @tool
     def python_executor(code: str) -> str:
         """Run code."""
         return code
 
-    assert react_hints(["search"]) == ""
+    assert react_hints(["bash"]) == ""
+    assert "python_executor" not in react_hints(["search"])
     hint = react_hints(["search", python_executor.name])
     assert '{"code": "print(X * Y)"}' in hint and "Action: python_executor" in hint
+    assert hint.index("python_executor") < hint.index('{"query": "Q"}')  # code first
     assert not re.search(r"\d", hint)  # letters, never figures a model could copy
