@@ -18,16 +18,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from noema_graph.context import RunContext
 from noema_graph.errors import Cancelled, RunTimeout
 
 T = TypeVar("T")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 Steps = Generator["Effect[Any]", Any, R]
 """A node body: yields effects, receives their results, returns its value."""
@@ -48,34 +50,70 @@ class Effect(Generic[T]):
     arun: Callable[[], Awaitable[T]]
 
 
-def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to completion, performing each effect blocking."""
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What the last effect gave: a value, or the exception it raised."""
+
     value: Any = None
     error: BaseException | None = None
-    while True:
+
+    def feed(self, steps: Steps[R]) -> Effect[Any] | _Finished[R]:
+        """Send the outcome into ``steps``; return its next effect, or its return value."""
         try:
-            effect = steps.send(value) if error is None else steps.throw(error)
+            return steps.send(self.value) if self.error is None else steps.throw(self.error)
         except StopIteration as stop:
-            return stop.value
+            return _Finished(stop.value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished(Generic[R]):
+    value: R
+
+
+def drive(steps: Steps[R]) -> R:
+    """Run ``steps`` to completion, performing each effect blocking."""
+    outcome = _Outcome()
+    while not isinstance(effect := outcome.feed(steps), _Finished):
         try:
-            value, error = effect.run(), None
+            outcome = _Outcome(effect.run())
         except BaseException as exc:  # handed to the node at its yield, which decides
-            value, error = None, exc
+            outcome = _Outcome(error=exc)
+    return effect.value
 
 
 async def adrive(steps: Steps[R]) -> R:
     """Async twin of :func:`drive`: each effect is awaited."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
+    outcome = _Outcome()
+    while not isinstance(effect := outcome.feed(steps), _Finished):
         try:
-            effect = steps.send(value) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            value, error = await effect.arun(), None
+            outcome = _Outcome(await effect.arun())
         except BaseException as exc:  # handed to the node at its yield, which decides
-            value, error = None, exc
+            outcome = _Outcome(error=exc)
+    return effect.value
+
+
+def blocking(steps: Callable[P, Steps[R]]) -> Callable[P, R]:
+    """Return the blocking form of a steps function (same parameters, run by :func:`drive`).
+
+    With :func:`awaiting`, a class writes a method's logic once as a generator and exposes
+    both forms: ``recall = blocking(_recall)`` and ``arecall = awaiting(_recall)``.
+    """
+
+    @functools.wraps(steps)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return drive(steps(*args, **kwargs))
+
+    return run
+
+
+def awaiting(steps: Callable[P, Steps[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Return the async form of a steps function (same parameters, run by :func:`adrive`)."""
+
+    @functools.wraps(steps)
+    async def arun(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await adrive(steps(*args, **kwargs))
+
+    return arun
 
 
 def bounded(

@@ -14,17 +14,19 @@ import threading
 from collections.abc import AsyncIterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Required
 from uuid import uuid4
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from typing_extensions import TypedDict, Unpack
 
 from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
 from noema_graph.agents.learners import Learner, aresolve_learner, learner_request, resolve_learner
 from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
+from noema_graph.errors import ConfigurationError
 from noema_graph.hitl import paused_output, pending_of, resume_with
 from noema_graph.persistence import serializer
 from noema_graph.state.output import AgentOutput
@@ -53,51 +55,68 @@ def _graph(name: str, model: BaseChatModel | None, db: Path) -> Any:
         return cached[1]
 
 
-def _invocation(
-    name: str,
-    request: str,
-    learner: Learner,
-    thread_id: str | None,
-    model: BaseChatModel | None,
-    path: Path,
-    timeout_s: float | None = None,
-) -> tuple[Any, dict[str, Any], dict[str, Any], RunContext]:
-    """Return (graph, inputs, config, context) of one run; shared by every entry point."""
-    inputs = {"messages": [("user", learner_request(request, learner))]}
-    config = {"configurable": {"thread_id": thread_id or uuid4().hex}}
-    context = RunContext(user_id=learner.name, timeout_s=timeout_s)
-    return _graph(name, model, path), inputs, config, context
+class RunOptions(TypedDict, total=False):
+    """The keyword options of every entry point (:func:`run_agent` and its siblings).
 
-
-def run_agent(
-    name: str,
-    request: str,
-    *,
-    user_id: str | int,
-    thread_id: str | None = None,
-    model: BaseChatModel | None = None,
-    db: str | Path | None = None,
-    timeout_s: float | None = None,
-) -> AgentOutput:
-    """Run agent ``name`` on ``request`` for learner ``user_id`` (name or id).
-
-    Args:
-        name: A registered agent (``learning``, ``calibration``...).
-        request: What the agent should do.
-        user_id: The learner's name or id in the store.
-        thread_id: Continue this conversation; None starts a new one.
+    Attributes:
+        user_id: The learner's name or id in the store (required).
         model: Chat model; None means ``make_model()``.
         db: Learning store; None means ``noema-learning.sqlite``.
         timeout_s: The run's time budget in seconds; None keeps the agent's own limit.
+    """
+
+    user_id: Required[str | int]
+    model: BaseChatModel | None
+    db: str | Path | None
+    timeout_s: float | None
+
+
+class StartOptions(RunOptions, total=False):
+    """:class:`RunOptions` plus ``thread_id``: continue this conversation (None: a new one)."""
+
+    thread_id: str | None
+
+
+def _session(name: str, options: RunOptions, learner: Learner) -> tuple[Any, RunContext]:
+    """Return (graph, context) of one run of ``name``; shared by every entry point."""
+    path = _path(options)
+    context = RunContext(user_id=learner.name, timeout_s=options.get("timeout_s"))
+    return _graph(name, options.get("model"), path), context
+
+
+def _path(options: RunOptions) -> Path:
+    db = options.get("db")
+    return Path(db) if db is not None else DEFAULT_LEARNING_DB
+
+
+def _user(options: RunOptions) -> str | int:
+    if (user_id := options.get("user_id")) is None:
+        raise ConfigurationError(
+            "user_id", "no learner given", fix="pass user_id= (the learner's name or id)"
+        )
+    return user_id
+
+
+def _start(request: str, learner: Learner, options: StartOptions) -> tuple[Any, RunnableConfig]:
+    """Return (inputs, config) of a new turn."""
+    inputs = {"messages": [("user", learner_request(request, learner))]}
+    thread_id = options.get("thread_id") or uuid4().hex
+    return inputs, {"configurable": {"thread_id": thread_id}}
+
+
+def run_agent(name: str, request: str, **options: Unpack[StartOptions]) -> AgentOutput:
+    """Run agent ``name`` (``learning``, ``calibration``...) on ``request``.
+
+    ``options``: ``user_id`` (required: the learner's name or id), ``thread_id`` (continue
+    this conversation; None starts a new one), ``model``, ``db``, ``timeout_s`` (see
+    :class:`RunOptions`).
 
     Raises:
         ConfigurationError: Unknown agent or learner.
     """
-    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
-    learner = resolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(
-        name, request, learner, thread_id, model, path, timeout_s
-    )
+    learner = resolve_learner(_path(options), _user(options))
+    graph, context = _session(name, options, learner)
+    inputs, config = _start(request, learner, options)
     graph.invoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -115,70 +134,40 @@ def _output(name: str, graph: Any, config: Any) -> AgentOutput:
 
 
 def resume_agent(
-    name: str,
-    thread_id: str,
-    answer: Any,
-    *,
-    user_id: str | int,
-    model: BaseChatModel | None = None,
-    db: str | Path | None = None,
-    timeout_s: float | None = None,
+    name: str, thread_id: str, answer: Any, **options: Unpack[RunOptions]
 ) -> AgentOutput:
     """Resume a run of ``name`` paused on ``thread_id`` with the user's ``answer``.
 
     ``answer``: text for a clarify request; for a confirm request ``"approve"``,
     ``"reject"``, a :class:`~noema_graph.state.human.Decision` or a dict of them by call id.
     With several open requests, a dict keyed by the ``id`` of ``output.interrupts``.
+    ``options`` as for :func:`run_agent` (:class:`RunOptions`).
 
     Raises:
         HumanInputError: The answer does not fit the open request (nothing is changed).
     """
-    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
-    learner = resolve_learner(path, user_id)
+    learner = resolve_learner(_path(options), _user(options))
+    graph, context = _session(name, options, learner)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    graph = _graph(name, model, path)
-    command = resume_with(graph, config, answer)
-    graph.invoke(command, config, context=RunContext(user_id=learner.name, timeout_s=timeout_s))
+    graph.invoke(resume_with(graph, config, answer), config, context=context)
     return _output(name, graph, config)
 
 
-async def arun_agent(
-    name: str,
-    request: str,
-    *,
-    user_id: str | int,
-    thread_id: str | None = None,
-    model: BaseChatModel | None = None,
-    db: str | Path | None = None,
-    timeout_s: float | None = None,
-) -> AgentOutput:
+async def arun_agent(name: str, request: str, **options: Unpack[StartOptions]) -> AgentOutput:
     """Run agent ``name`` like :func:`run_agent`, awaiting the model and tools."""
-    stream = astream_agent(
-        name, request, user_id=user_id, thread_id=thread_id, model=model, db=db,
-        timeout_s=timeout_s,
-    )  # fmt: skip
-    async for item in stream:
+    async for item in astream_agent(name, request, **options):
         if isinstance(item, AgentOutput):  # the last item: the run's output
             return item
     raise AssertionError("astream_agent ended without an output")  # pragma: no cover
 
 
 async def astream_agent(
-    name: str,
-    request: str,
-    *,
-    user_id: str | int,
-    thread_id: str | None = None,
-    model: BaseChatModel | None = None,
-    db: str | Path | None = None,
-    timeout_s: float | None = None,
+    name: str, request: str, **options: Unpack[StartOptions]
 ) -> AsyncIterator[dict[str, Any] | AgentOutput]:
     """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
-    path = Path(db) if db is not None else DEFAULT_LEARNING_DB
-    learner = await aresolve_learner(path, user_id)
-    graph, inputs, config, context = _invocation(
-        name, request, learner, thread_id, model, path, timeout_s
-    )
+    learner = await aresolve_learner(_path(options), _user(options))
+    graph, context = _session(name, options, learner)
+    inputs, config = _start(request, learner, options)
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk
     yield _output(name, graph, config)

@@ -16,10 +16,12 @@ import builtins
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import BaseStore, Item, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 
+from noema_graph.effects import Effect, Steps, awaiting, blocking, io
 from noema_graph.errors import ConfigurationError
 from noema_graph.memory import ranking
 from noema_graph.memory.models import TIERS, MemoryEntry, MemoryHit, Scope, Tier, now_utc
@@ -181,9 +183,24 @@ class MemoryManager:
             vectors[i] = vector
         return vectors
 
-    # -- sync API -------------------------------------------------------------------------
+    # -- I/O, each written once: ``name = blocking(_name)``, ``aname = awaiting(_name)`` --
 
-    def store(
+    def _embed(self, texts: Sequence[str]) -> Effect[builtins.list[builtins.list[float]]]:
+        embedder = self.embedder
+        assert embedder is not None  # callers check
+        return io(lambda: embedder.embed_documents(list(texts)),
+                  lambda: embedder.aembed_documents(list(texts)))  # fmt: skip
+
+    def _batch(self, ops: Sequence[PutOp]) -> Effect[object]:
+        backend = self.store_backend
+        return io(lambda: backend.batch(ops), lambda: backend.abatch(ops))
+
+    def _search(self, ns: tuple[str, ...], **options: Any) -> Effect[builtins.list[SearchItem]]:
+        backend = self.store_backend
+        options["refresh_ttl"] = False  # recall writes nothing, not even an access time
+        return io(lambda: backend.search(ns, **options), lambda: backend.asearch(ns, **options))
+
+    def _store(
         self,
         key: str,
         value: str,
@@ -191,49 +208,50 @@ class MemoryManager:
         tier: Tier = "working",
         *,
         ttl_s: float | None = None,
-    ) -> MemoryEntry:
+    ) -> Steps[MemoryEntry]:
         """Store (or replace) ``key`` in ``tier``; it stops being recalled after ``ttl_s``."""
         entry = self._entry(key, value, content_type, tier, ttl_s)
-        self.store_entries([entry])
+        yield from self._store_entries([entry])
         return entry
 
-    def store_entries(self, entries: Sequence[MemoryEntry]) -> None:
+    def _store_entries(self, entries: Sequence[MemoryEntry]) -> Steps[None]:
         """Store several entries in one Store batch (one transaction on SqliteStore)."""
         vectors: Sequence[Sequence[float] | None] = [None] * len(entries)
-        if self._needs_vectors() and entries and self.embedder is not None:
-            vectors = self.embedder.embed_documents([e.value for e in entries])
-        self.store_backend.batch(
-            [self._put_op(e, v) for e, v in zip(entries, vectors, strict=True)]
-        )
+        if self._needs_vectors() and entries:
+            vectors = yield self._embed([e.value for e in entries])
+        yield self._batch([self._put_op(e, v) for e, v in zip(entries, vectors, strict=True)])
 
-    def _read(self, tier: Tier, ns: tuple[str, ...]) -> builtins.list[Record]:
+    def _read(self, tier: Tier, ns: tuple[str, ...]) -> Steps[builtins.list[Record]]:
         records: builtins.list[Record] = []
         while True:
-            items = self.store_backend.search(
-                ns, limit=PAGE_SIZE, offset=len(records), refresh_ttl=False
-            )
+            items = yield self._search(ns, limit=PAGE_SIZE, offset=len(records))
             records.extend(self._records(items, tier, ns))
             if len(items) < PAGE_SIZE:
                 return records
 
-    def recall(self, query: str, scope: Scope = "all", limit: int = 5) -> builtins.list[MemoryHit]:
+    def _recall(
+        self, query: str, scope: Scope = "all", limit: int = 5
+    ) -> Steps[builtins.list[MemoryHit]]:
         """Return up to ``limit`` live entries relevant to ``query``, best first. Read-only."""
         targets = self._targets(scope)
         now = now_utc()
         if self.native_index and query.strip():
             scored: builtins.list[Record] = []
             for tier, ns in targets:
-                found = self.store_backend.search(
-                    ns, query=query, limit=limit * 3, refresh_ttl=False
-                )
+                found = yield self._search(ns, query=query, limit=limit * 3)
                 scored += self._records(found, tier, ns)
             return ranking.rank_scored(live(scored, now), limit)
-        records = live([r for tier, ns in targets for r in self._read(tier, ns)], now)
+        records: builtins.list[Record] = []
+        for tier, ns in targets:
+            records += yield from self._read(tier, ns)
+        records = live(records, now)
         if self.embedder is not None and records:
             try:
                 missing = self._missing(records)
-                fresh = self.embedder.embed_documents([records[i].entry.value for i in missing])
-                query_vector = self.embedder.embed_query(query)
+                fresh = yield self._embed([records[i].entry.value for i in missing])
+                embedder = self.embedder
+                query_vector = yield io(lambda: embedder.embed_query(query),
+                                        lambda: embedder.aembed_query(query))  # fmt: skip
                 return ranking.rank_semantic(
                     query_vector, records, self._merge(records, missing, fresh), limit
                 )
@@ -243,21 +261,24 @@ class MemoryManager:
                 )
         return ranking.rank_keyword(query, records, limit)
 
-    def forget(self, key: str, tier: Tier) -> bool:
+    def _forget(self, key: str, tier: Tier) -> Steps[bool]:
         """Delete ``key`` from ``tier``; return whether it was there."""
         ns = self.namespace(tier)
-        if self.store_backend.get(ns, key, refresh_ttl=False) is None:
+        backend = self.store_backend
+        found = yield io(lambda: backend.get(ns, key, refresh_ttl=False),
+                         lambda: backend.aget(ns, key, refresh_ttl=False))  # fmt: skip
+        if found is None:
             return False
-        self.store_backend.delete(ns, key)
+        yield self._batch([PutOp(ns, key, None)])
         return True
 
-    def prune(
+    def _prune(
         self,
         *,
         older_than_s: float | None = None,
         keep_last: int | None = None,
         tier: Tier | None = None,
-    ) -> int:
+    ) -> Steps[int]:
         """Apply retention to this thread's working tier and the persistent tier (or ``tier``).
 
         Deletes expired entries, entries older than ``older_than_s`` and, per tier, all but
@@ -269,117 +290,30 @@ class MemoryManager:
         now = now_utc()
         doomed: builtins.list[Record] = []
         for t, ns in self._targets(tier or "all"):
-            doomed += self._doomed(self._read(t, ns), now, older_than_s, keep_last)
+            doomed += self._doomed((yield from self._read(t, ns)), now, older_than_s, keep_last)
         if doomed:
-            self.store_backend.batch([PutOp(r.namespace, r.entry.key, None) for r in doomed])
+            yield self._batch([PutOp(r.namespace, r.entry.key, None) for r in doomed])
         return len(doomed)
 
-    def list(
+    def _list(
         self, where: Tier | tuple[str, ...] = "persistent", *, include_expired: bool = False
-    ) -> builtins.list[MemoryEntry]:
+    ) -> Steps[builtins.list[MemoryEntry]]:
         """Return the entries of a tier or memory namespace, newest first."""
         tier, ns = self._resolve(where)
-        records = self._read(tier, ns)
+        records = yield from self._read(tier, ns)
         if not include_expired:
             records = live(records, now_utc())
         return sorted((r.entry for r in records), key=lambda e: e.created_at, reverse=True)
 
-    # -- async twins ----------------------------------------------------------------------
-
-    async def astore(
-        self,
-        key: str,
-        value: str,
-        content_type: str = "text",
-        tier: Tier = "working",
-        *,
-        ttl_s: float | None = None,
-    ) -> MemoryEntry:
-        """Async twin of :meth:`store`."""
-        entry = self._entry(key, value, content_type, tier, ttl_s)
-        await self.astore_entries([entry])
-        return entry
-
-    async def astore_entries(self, entries: Sequence[MemoryEntry]) -> None:
-        """Async twin of :meth:`store_entries`; embeds off the event loop."""
-        vectors: Sequence[Sequence[float] | None] = [None] * len(entries)
-        if self._needs_vectors() and entries and self.embedder is not None:
-            vectors = await self.embedder.aembed_documents([e.value for e in entries])
-        await self.store_backend.abatch(
-            [self._put_op(e, v) for e, v in zip(entries, vectors, strict=True)]
-        )
-
-    async def _aread(self, tier: Tier, ns: tuple[str, ...]) -> builtins.list[Record]:
-        records: builtins.list[Record] = []
-        while True:
-            items = await self.store_backend.asearch(
-                ns, limit=PAGE_SIZE, offset=len(records), refresh_ttl=False
-            )
-            records.extend(self._records(items, tier, ns))
-            if len(items) < PAGE_SIZE:
-                return records
-
-    async def arecall(
-        self, query: str, scope: Scope = "all", limit: int = 5
-    ) -> builtins.list[MemoryHit]:
-        """Async twin of :meth:`recall`; embeds off the event loop."""
-        targets = self._targets(scope)
-        now = now_utc()
-        if self.native_index and query.strip():
-            scored: builtins.list[Record] = []
-            for tier, ns in targets:
-                found = await self.store_backend.asearch(
-                    ns, query=query, limit=limit * 3, refresh_ttl=False
-                )
-                scored += self._records(found, tier, ns)
-            return ranking.rank_scored(live(scored, now), limit)
-        records = live([r for tier, ns in targets for r in await self._aread(tier, ns)], now)
-        if self.embedder is not None and records:
-            try:
-                missing = self._missing(records)
-                fresh = await self.embedder.aembed_documents(
-                    [records[i].entry.value for i in missing]
-                )
-                query_vector = await self.embedder.aembed_query(query)
-                return ranking.rank_semantic(
-                    query_vector, records, self._merge(records, missing, fresh), limit
-                )
-            except EMBEDDER_ERRORS as exc:
-                logger.warning(
-                    "embedder %s failed (%s); recalling by keyword", self.embedder_name, exc
-                )
-        return ranking.rank_keyword(query, records, limit)
-
-    async def aforget(self, key: str, tier: Tier) -> bool:
-        """Async twin of :meth:`forget`."""
-        ns = self.namespace(tier)
-        if await self.store_backend.aget(ns, key, refresh_ttl=False) is None:
-            return False
-        await self.store_backend.adelete(ns, key)
-        return True
-
-    async def aprune(
-        self,
-        *,
-        older_than_s: float | None = None,
-        keep_last: int | None = None,
-        tier: Tier | None = None,
-    ) -> int:
-        """Async twin of :meth:`prune`."""
-        now = now_utc()
-        doomed: builtins.list[Record] = []
-        for t, ns in self._targets(tier or "all"):
-            doomed += self._doomed(await self._aread(t, ns), now, older_than_s, keep_last)
-        if doomed:
-            await self.store_backend.abatch([PutOp(r.namespace, r.entry.key, None) for r in doomed])
-        return len(doomed)
-
-    async def alist(
-        self, where: Tier | tuple[str, ...] = "persistent", *, include_expired: bool = False
-    ) -> builtins.list[MemoryEntry]:
-        """Async twin of :meth:`list`."""
-        tier, ns = self._resolve(where)
-        records = await self._aread(tier, ns)
-        if not include_expired:
-            records = live(records, now_utc())
-        return sorted((r.entry for r in records), key=lambda e: e.created_at, reverse=True)
+    store = blocking(_store)
+    astore = awaiting(_store)
+    store_entries = blocking(_store_entries)
+    astore_entries = awaiting(_store_entries)
+    recall = blocking(_recall)
+    arecall = awaiting(_recall)
+    forget = blocking(_forget)
+    aforget = awaiting(_forget)
+    prune = blocking(_prune)
+    aprune = awaiting(_prune)
+    list = blocking(_list)  # after this line, the class body's `list` is the method
+    alist = awaiting(_list)

@@ -149,3 +149,8 @@ async def test_mcp_server_serves_the_domain_tools(demo: DemoSummary) -> None:
     assert {"list_due_cards", "flag_card", "compute_calibration", "bash"} <= names
     (content,) = await server.call_tool("learning_stats", {"user_id": 1})
     assert json.loads(content.text)["data"]["total_reviews"] > 0
+
+
+def test_run_agent_without_a_learner_names_the_option() -> None:
+    with pytest.raises(ConfigurationError, match="user_id"):
+        run_agent("learning", "What next?")  # pyright: ignore[reportCallIssue]  # the mistake
