@@ -17,9 +17,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from typing import Any, TypeVar, cast, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
-from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+)
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
@@ -71,13 +77,30 @@ def merge_messages(
     Folding one write at a time keeps the reducer batching-invariant, as DeltaChannel needs;
     id-less messages get content-derived ids so that replaying the writes is deterministic.
     Messages given as dicts (``{"type": "human", ...}`` or ``{"role": "user", ...}``) are
-    converted, in the history as in the writes.
+    converted, in the history as in the writes. A write of new messages only (the common
+    case: nothing replaced or removed) is appended without ``add_messages``' copy of the
+    whole history; the result is the same.
     """
-    # convert_to_messages is typed list[BaseMessage]; each one is an AnyMessage member
-    merged: list[AnyMessage] = cast("list[AnyMessage]", convert_to_messages(current or []))
+    merged: list[Any] = list(current or [])
+    if not all(isinstance(m, BaseMessage) for m in merged):
+        merged = convert_to_messages(merged)
     for write in writes:
-        merged = add_messages(merged, _with_stable_ids(len(merged), write))  # type: ignore[arg-type]
+        new = _with_stable_ids(len(merged), write)
+        if _appends_only(merged, new):
+            merged.extend(new)
+        else:
+            merged = add_messages(merged, new)  # type: ignore[arg-type]
     return merged
+
+
+def _appends_only(history: Sequence[BaseMessage], new: Sequence[BaseMessage]) -> bool:
+    """Whether ``add_messages(history, new)`` would just append ``new`` unchanged."""
+    ids = [m.id for m in new]
+    if len(set(ids)) != len(ids):
+        return False  # a later message of the write replaces an earlier one
+    if any(isinstance(m, RemoveMessage | BaseMessageChunk) for m in new):
+        return False  # removals and chunks (converted by add_messages) take the long way
+    return not set(ids).intersection(m.id for m in history)
 
 
 def append_steps(
@@ -91,12 +114,19 @@ def append_steps(
     plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back,
     in the trace so far as in the writes.
     """
-    merged = [coerce(ReasoningStep, entry) for entry in current or []]
+    merged = coerce_all(ReasoningStep, current or [])
     for write in writes:
         for entry in write:
             step = coerce(ReasoningStep, entry)
             merged.append(step.model_copy(update={"step": len(merged) + 1}))
     return merged
+
+
+def coerce_all(model: type[ModelT], values: Sequence[ModelT | Mapping[str, Any]]) -> list[ModelT]:
+    """Return a new list of ``values`` as ``model`` instances (one pass when they all are)."""
+    if all(isinstance(value, model) for value in values):
+        return list(values)  # type: ignore[arg-type]  # checked just above
+    return [coerce(model, value) for value in values]
 
 
 def add_usage(
