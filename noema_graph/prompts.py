@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from string import Template
 
 from noema_graph.errors import ConfigurationError
@@ -17,7 +18,7 @@ class PromptTemplate:
     version: str
     text: str
 
-    @property
+    @cached_property
     def variables(self) -> frozenset[str]:
         """Return the ``${...}`` names the template uses."""
         return frozenset(
@@ -35,7 +36,11 @@ class PromptTemplate:
                 f"missing variables {sorted(missing)}",
                 fix="pass every ${variable} the template uses",
             )
-        return Template(self.text).substitute({k: str(v) for k, v in values.items()})
+        return self._template.substitute({k: str(v) for k, v in values.items()})
+
+    @cached_property
+    def _template(self) -> Template:
+        return Template(self.text)
 
 
 EXAMPLES_HEADING = "Worked examples (their ids and figures are made up):"
