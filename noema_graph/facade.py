@@ -90,11 +90,11 @@ def _path(options: RunOptions) -> Path:
 
 
 def _user(options: RunOptions) -> str | int:
-    if (user_id := options.get("user_id")) is None:
+    if "user_id" not in options:  # typed as required; a caller may still leave it out
         raise ConfigurationError(
             "user_id", "no learner given", fix="pass user_id= (the learner's name or id)"
         )
-    return user_id
+    return options["user_id"]
 
 
 def _start(request: str, learner: Learner, options: StartOptions) -> tuple[Any, RunnableConfig]:
