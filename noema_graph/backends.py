@@ -188,6 +188,16 @@ def _unavailable(url: str, exc: BaseException) -> DatabaseUnavailable:
     )
 
 
+def unavailable_error(url: str, exc: BaseException) -> DatabaseUnavailable:
+    """Return the error for a PostgreSQL server at ``url`` that refused a connection."""
+    return _unavailable(url, exc)
+
+
+def missing_driver_error(exc: ImportError) -> ConfigurationError:
+    """Return the error for PostgreSQL support (psycopg, the savers) not being installed."""
+    return _missing_driver(exc)
+
+
 def _missing_driver(exc: ImportError) -> ConfigurationError:
     return ConfigurationError(
         "database url", f"PostgreSQL support is not installed ({exc.name})", fix=_INSTALL

@@ -3,7 +3,10 @@
 The ``schema_version`` table records each applied migration. :func:`migrate` applies the
 missing ones in order inside the caller's transaction (so a failing step leaves the database
 as it was), does nothing on an up-to-date database, and refuses a database from a newer
-version with :class:`~noema_graph.noema.errors.SchemaVersionError`.
+version with :class:`~noema_graph.noema.errors.SchemaVersionError`. On PostgreSQL the
+caller's transaction holds the writers' advisory lock (:mod:`noema_graph.noema.dialect`), so
+processes opening one database at once migrate it one after the other, and the later ones
+find nothing left to do.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.noema.clock import to_db, utc_now
+from noema_graph.noema.dialect import DialectName
 from noema_graph.noema.driver import Op, execute, fetch_one
 from noema_graph.noema.errors import SchemaVersionError
 from noema_graph.noema.schema import MIGRATIONS, Migration
@@ -41,11 +45,14 @@ def current_version() -> Op[int]:
     return int(row["v"]) if row is not None else 0
 
 
-def migrate(migrations: Sequence[Migration] = MIGRATIONS) -> Op[MigrationReport]:
+def migrate(
+    migrations: Sequence[Migration] = MIGRATIONS, *, dialect: DialectName = "sqlite"
+) -> Op[MigrationReport]:
     """Bring the schema up to the newest of ``migrations``.
 
     Args:
         migrations: Ordered migrations; tests pass a longer list to simulate newer code.
+        dialect: The database's SQL (which statements each migration runs).
 
     Returns:
         The versions before and after, and which migrations ran.
@@ -61,7 +68,7 @@ def migrate(migrations: Sequence[Migration] = MIGRATIONS) -> Op[MigrationReport]
     for migration in migrations:
         if migration.version <= found:
             continue
-        for statement in migration.statements:
+        for statement in migration.statements_for(dialect):
             yield from execute(statement)
         yield from execute(
             "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
