@@ -43,7 +43,7 @@ def _handler(name: str, db: str | Path) -> Callable[..., Any]:
 
     def handle(**arguments: Any) -> Any:
         try:
-            with LearningStore.open(db) as store:
+            with LearningStore.open(db, pooled=True) as store:
                 result = store.call(name, **arguments)
         except ToolInputError as exc:
             raise ToolFailure(

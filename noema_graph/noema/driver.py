@@ -120,9 +120,9 @@ def fetch_all(sql: str, params: Params = (), *, postgres: str | None = None) -> 
     return list(outcome.rows)
 
 
-def fetch_one(sql: str, params: Params = ()) -> Op[Row | None]:
+def fetch_one(sql: str, params: Params = (), *, postgres: str | None = None) -> Op[Row | None]:
     """Run a query and return its first row, or None."""
-    outcome = yield Statement(sql, params)
+    outcome = yield Statement(sql, params, postgres=postgres)
     return outcome.rows[0] if outcome.rows else None
 
 

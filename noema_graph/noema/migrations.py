@@ -45,6 +45,32 @@ def current_version() -> Op[int]:
     return int(row["v"]) if row is not None else 0
 
 
+_VERSION_TABLE_EXISTS = (
+    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+)
+_POSTGRES_VERSION_TABLE_EXISTS = (
+    "SELECT COUNT(*) AS n FROM information_schema.tables"
+    " WHERE table_schema = current_schema() AND table_name = 'schema_version'"
+)
+
+
+def up_to_date(migrations: Sequence[Migration] = MIGRATIONS) -> Op[MigrationReport | None]:
+    """Return the report of a database already at the newest version, else None; read-only.
+
+    Opening a store runs this first, in a read transaction, so the usual open (nothing to
+    migrate) takes no write lock; anything else goes on to :func:`migrate`.
+    """
+    newest = migrations[-1].version if migrations else 0
+    table = yield from fetch_one(_VERSION_TABLE_EXISTS, postgres=_POSTGRES_VERSION_TABLE_EXISTS)
+    if table is None or int(table["n"]) == 0:
+        return None
+    row = yield from fetch_one("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version")
+    found = int(row["v"]) if row is not None else 0
+    if found != newest:
+        return None
+    return MigrationReport(previous_version=found, current_version=found, applied=())
+
+
 def migrate(
     migrations: Sequence[Migration] = MIGRATIONS, *, dialect: DialectName = "sqlite"
 ) -> Op[MigrationReport]:

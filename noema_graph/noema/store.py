@@ -25,7 +25,7 @@ from noema_graph.noema.connections import connect_async, connect_sync
 from noema_graph.noema.dialect import DialectName
 from noema_graph.noema.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 from noema_graph.noema.errors import ToolInputError
-from noema_graph.noema.migrations import MigrationReport, current_version, migrate
+from noema_graph.noema.migrations import MigrationReport, current_version, migrate, up_to_date
 from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
 from noema_graph.noema.schema import MIGRATIONS, Migration
 
@@ -82,21 +82,31 @@ class LearningStore(Closeable):
         self.migration = report
 
     @classmethod
-    def open(cls, location: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> Self:
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        pooled: bool = False,
+    ) -> Self:
         """Open (creating if needed) and migrate the database at ``location``.
 
         Args:
             location: A SQLite file path or ``sqlite:///`` URL, or a ``postgresql://`` URL.
             migrations: The schema; tests pass a longer list to simulate newer code.
+            pooled: On PostgreSQL, borrow a connection from this process's pool (for stores
+                opened per call, such as the domain tools'); closing gives it back.
 
         Raises:
             SchemaVersionError: The database was written by a newer schema.
             ConfigurationError: An unsupported URL, or PostgreSQL support not installed.
             DatabaseUnavailable: The PostgreSQL server could not be reached.
         """
-        db = connect_sync(location)
+        db = connect_sync(location, pooled=pooled)
         try:
-            report = run_sync(db, migrate(migrations, dialect=db.dialect))
+            report = run_sync(db, up_to_date(migrations), write=False) or run_sync(
+                db, migrate(migrations, dialect=db.dialect)
+            )
         except BaseException:
             db.close()
             raise
@@ -148,7 +158,9 @@ class AsyncLearningStore:
         """
         db = await connect_async(location)
         try:
-            report = await run_async(db, migrate(migrations, dialect=db.dialect))
+            report = await run_async(db, up_to_date(migrations), write=False) or await run_async(
+                db, migrate(migrations, dialect=db.dialect)
+            )
         except BaseException:
             await db.close()
             raise

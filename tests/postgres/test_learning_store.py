@@ -167,3 +167,25 @@ def _reps(user: int, card: int) -> Op[int]:
     )
     assert row is not None
     return int(row["reps"])
+
+
+def test_pooled_stores_reuse_connections_and_replace_dead_ones(pg_url: str) -> None:
+    from noema_graph.noema.connections import POOL_SIZE, close_pools
+
+    def backend_pids(times: int) -> set[int]:
+        pids: set[int] = set()
+        for _ in range(times):
+            with LearningStore.open(pg_url, pooled=True) as store:
+                pids.add(store.connection.info.backend_pid)
+                assert store.call("list_categories").categories == []
+        return pids
+
+    try:
+        used = backend_pids(12)
+        assert len(used) <= POOL_SIZE  # given back and lent again, not one per open
+        with psycopg.connect(pg_url, autocommit=True) as admin:  # the server drops them all
+            for pid in used:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert not backend_pids(3) & used  # dead ones were replaced, no call failed
+    finally:
+        close_pools()
