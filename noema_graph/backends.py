@@ -51,6 +51,8 @@ POOL_MAX_SIZE = 8
 """Connections per process: the checkpointer's (one at a time) and the Store's (per thread)."""
 CONNECT_TIMEOUT_S = 10
 SETUP_LOCK = 0x6E6F656D61  # pg_advisory_lock key of table creation ("noema")
+EVENT_LOG_URL = "noema_url"
+"""Attribute naming a PostgreSQL checkpointer's database (``observability.pg_eventlog``)."""
 _INSTALL = "pip install 'noema-graph[postgres]'"
 
 
@@ -233,6 +235,7 @@ def _postgres(url: str, pool_size: int) -> Generator[Backend]:
         raise _unavailable(url, exc) from exc
     with pool:
         saver = PostgresSaver(pool, serde=serializer())
+        setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
         store = PostgresStore(pool)
         with pool.connection() as conn:
             _locked_setup(conn, saver, store)
@@ -269,6 +272,7 @@ async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
         raise _unavailable(url, exc) from exc
     async with pool:
         saver = AsyncPostgresSaver(pool, serde=serializer())
+        setattr(saver, EVENT_LOG_URL, url)
         store = AsyncPostgresStore(pool)
         async with pool.connection() as conn:
             await _async_locked_setup(conn, saver, store)
