@@ -189,3 +189,26 @@ def test_pooled_stores_reuse_connections_and_replace_dead_ones(pg_url: str) -> N
         assert not backend_pids(3) & used  # dead ones were replaced, no call failed
     finally:
         close_pools()
+
+
+def test_processes_opening_a_new_database_at_once_migrate_it_once(pg_url: str) -> None:
+    reports: list[tuple[int, ...]] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(6)
+
+    def open_store() -> None:
+        try:
+            barrier.wait()
+            with LearningStore.open(pg_url) as store:
+                reports.append(store.migration.applied)
+        except BaseException as exc:  # reported by the assert below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=open_store) for _ in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert sorted(reports) == [(), (), (), (), (), (1, 2)]  # the lock let one migrate
+    assert _count(pg_url, "SELECT count(*) FROM schema_version") == 2
