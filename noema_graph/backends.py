@@ -15,8 +15,10 @@ checkpointer and Store (the tool ledger lives in the Store, so it follows).
 
 :data:`DATABASE_URL_ENV` is read only at the edge (the CLI), never here.
 
-Not on PostgreSQL yet: the event log (an observer finds none and runs without it), the
-``inspect``/``threads``/``prune`` commands and the Noema learning store (SQLite, ``--data``).
+The Noema learning store follows the same URLs (:mod:`noema_graph.noema.location`), and
+:mod:`noema_graph.observability.pg_eventlog` holds the event log on PostgreSQL (each
+PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it). Not on PostgreSQL
+yet: the ``inspect``/``threads``/``prune`` commands.
 """
 
 from __future__ import annotations
