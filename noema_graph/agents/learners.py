@@ -84,7 +84,7 @@ def read_learners(db: str | Path) -> list[Learner]:
     if dialect_of(db) == "postgres":
         if not postgres_table_exists(str(db), "users"):
             return []
-        conn = connect_sync(str(db))
+        conn = connect_sync(str(db), pooled=True)  # a server reads them per graph build
         try:
             return run_sync(conn, _learners(), write=False)
         finally:

@@ -87,7 +87,7 @@ def postgres_table_exists(url: str, name: str) -> bool:
     Raises:
         DatabaseUnavailable: the server could not be reached.
     """
-    db = connect_sync(url)
+    db = connect_sync(url, pooled=True)  # a server builds graphs, and asks, per request
     try:
         return run_sync(db, _table_exists(name), write=False)
     finally:

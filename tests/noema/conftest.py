@@ -48,7 +48,7 @@ def noema_pg() -> Iterator[str]:
         server.stop()
 
 
-def _schema_url(database_url: str, name: str) -> str:
+def schema_url(database_url: str, name: str) -> str:
     """Create schema ``name`` and return a URL whose connections work inside it."""
     import psycopg
     from psycopg import sql
@@ -62,7 +62,7 @@ def _locator(backend: str, request: pytest.FixtureRequest, folder: Path) -> Loca
     if backend == "sqlite":
         return lambda name: folder / f"{name}.db"
     database_url: str = request.getfixturevalue("noema_pg")
-    return lambda name: _schema_url(database_url, f"{name}_{uuid4().hex[:10]}")
+    return lambda name: schema_url(database_url, f"{name}_{uuid4().hex[:10]}")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

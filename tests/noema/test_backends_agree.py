@@ -17,7 +17,7 @@ from noema_graph.noema.demo import DemoSummary, write_demo_data
 from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.sql import CONTENT_TABLES
 from noema_graph.noema.store import LearningStore
-from tests.noema.conftest import _schema_url  # pyright: ignore[reportPrivateUsage]
+from tests.noema.conftest import schema_url
 
 NOW = "2025-04-30T12:00:00+00:00"
 READS: list[tuple[str, dict[str, Any]]] = [
@@ -42,7 +42,7 @@ def both(
 ) -> tuple[DemoSummary, DemoSummary]:
     """The demo written into a SQLite file and into a PostgreSQL schema."""
     sqlite = write_demo_data(Path(tmp_path_factory.mktemp("agree")) / "demo.db")
-    postgres = write_demo_data(_schema_url(noema_pg, f"agree_{uuid4().hex[:10]}"))
+    postgres = write_demo_data(schema_url(noema_pg, f"agree_{uuid4().hex[:10]}"))
     return sqlite, postgres
 
 
