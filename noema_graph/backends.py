@@ -15,8 +15,10 @@ checkpointer and Store (the tool ledger lives in the Store, so it follows).
 
 :data:`DATABASE_URL_ENV` is read only at the edge (the CLI), never here.
 
-Not on PostgreSQL yet: the event log (an observer finds none and runs without it), the
-``inspect``/``threads``/``prune`` commands and the Noema learning store (SQLite, ``--data``).
+The Noema learning store follows the same URLs (:mod:`noema_graph.noema.location`), and
+:mod:`noema_graph.observability.pg_eventlog` holds the event log on PostgreSQL (each
+PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it). Not on PostgreSQL
+yet: the ``inspect``/``threads``/``prune`` commands.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ POOL_MAX_SIZE = 8
 """Connections per process: the checkpointer's (one at a time) and the Store's (per thread)."""
 CONNECT_TIMEOUT_S = 10
 SETUP_LOCK = 0x6E6F656D61  # pg_advisory_lock key of table creation ("noema")
+EVENT_LOG_URL = "noema_url"
+"""Attribute naming a PostgreSQL checkpointer's database (``observability.pg_eventlog``)."""
 _INSTALL = "pip install 'noema-graph[postgres]'"
 
 
@@ -188,6 +192,16 @@ def _unavailable(url: str, exc: BaseException) -> DatabaseUnavailable:
     )
 
 
+def unavailable_error(url: str, exc: BaseException) -> DatabaseUnavailable:
+    """Return the error for a PostgreSQL server at ``url`` that refused a connection."""
+    return _unavailable(url, exc)
+
+
+def missing_driver_error(exc: ImportError) -> ConfigurationError:
+    """Return the error for PostgreSQL support (psycopg, the savers) not being installed."""
+    return _missing_driver(exc)
+
+
 def _missing_driver(exc: ImportError) -> ConfigurationError:
     return ConfigurationError(
         "database url", f"PostgreSQL support is not installed ({exc.name})", fix=_INSTALL
@@ -223,6 +237,7 @@ def _postgres(url: str, pool_size: int) -> Generator[Backend]:
         raise _unavailable(url, exc) from exc
     with pool:
         saver = PostgresSaver(pool, serde=serializer())
+        setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
         store = PostgresStore(pool)
         with pool.connection() as conn:
             _locked_setup(conn, saver, store)
@@ -259,6 +274,7 @@ async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
         raise _unavailable(url, exc) from exc
     async with pool:
         saver = AsyncPostgresSaver(pool, serde=serializer())
+        setattr(saver, EVENT_LOG_URL, url)
         store = AsyncPostgresStore(pool)
         async with pool.connection() as conn:
             await _async_locked_setup(conn, saver, store)

@@ -189,9 +189,12 @@ AgentArgs = Annotated[
     ),
 ]
 DataOpt = Annotated[
-    Path,
+    str | None,
     typer.Option(
-        "--data", help="Learning store of the Noema agents (the sample is written if missing)."
+        "--data",
+        help="Learning store of the Noema agents (the sample is written if missing): a SQLite "
+        "file or postgresql:// URL; default: NOEMA_LEARNING_DB, else the run's PostgreSQL "
+        f"database (--database-url, NOEMA_DATABASE_URL), else {DEFAULT_LEARNING_DB}.",
     ),
 ]
 
@@ -216,7 +219,7 @@ def run(
     max_iterations: Annotated[
         int | None, typer.Option(min=1, help="Iteration limit (default 8; an agent's own).")
     ] = None,
-    data: DataOpt = DEFAULT_LEARNING_DB,
+    data: DataOpt = None,
     clarify: Annotated[
         bool, typer.Option("--clarify", help="Let the agent ask you questions (ask_user).")
     ] = False,
@@ -239,17 +242,16 @@ def run(
     Ctrl-C once cancels the run (resume continues it), twice quits at once. Exit codes:
     0 success, 1 the run ended without success, 2 usage error, 3 paused, 130 cancelled.
     """
-    from noema_graph.cli_runs import Recipe
+    from noema_graph.cli_runs import RUN_DATABASE, Recipe
 
     show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
     where = _database(db, database_url)
-    if agent is not None:
-        check_database(data, flag="--data", ours=LEARNING_TABLES)
+    learning = _learning_store(data, where) if agent is not None else DEFAULT_LEARNING_DB
     recipe = Recipe(
         agent=agent,
         model=model,
-        data=str(data),
+        data=RUN_DATABASE if isinstance(learning, str) and learning == where else str(learning),
         user=user or ("ada" if agent is not None else "cli"),
         protocol=_protocol(protocol),
         max_iterations=max_iterations,
@@ -285,6 +287,20 @@ def _database(db: Path | None, url: str | None, *, must_exist: bool = False) -> 
     path = sqlite_path(chosen)
     check_database(path, must_exist=must_exist)
     return path
+
+
+def _learning_store(data: str | None, where: Path | str) -> Path | str:
+    """Return the Noema agents' learning store (see ``noema_graph.noema.location``), checked."""
+    from noema_graph.noema.location import learning_location
+
+    try:
+        location = learning_location(data, env=os.environ, database=where)
+    except FieldError as exc:  # an unsupported scheme: the message names the fix
+        say_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    if isinstance(location, Path):
+        check_database(location, flag="--data", ours=LEARNING_TABLES)
+    return location
 
 
 def _shown(db: Path | str) -> str:
@@ -373,20 +389,39 @@ def _agent_and_request(args: list[str]) -> tuple[str | None, str]:
 @app.command("demo-data")
 def demo_data(
     db: Annotated[
-        Path, typer.Option("--db", help="New SQLite file for the learning store.")
-    ] = DEFAULT_LEARNING_DB,
+        Path | None,
+        typer.Option(
+            "--db", help=f"New SQLite file for the learning store ({DEFAULT_LEARNING_DB})."
+        ),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="Write into this database instead: postgresql://USER:PASSWORD@HOST:PORT/DB "
+            "(one without learning data) or sqlite:///FILE; default: NOEMA_LEARNING_DB, else "
+            "NOEMA_DATABASE_URL when it is PostgreSQL, else --db.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Simulation seed (same seed, same data).")] = 7,
 ) -> None:
     """Write the deterministic sample learning store (decks, cards, learners, reviews)."""
     from noema_graph.noema import write_demo_data
+    from noema_graph.noema.location import learning_location, shown
 
+    if db is not None and database_url is not None:
+        usage_error(
+            "--db and --database-url exclude each other",
+            "pass only one (--db FILE is the same as --database-url sqlite:///FILE)",
+        )
     try:
-        summary = write_demo_data(db, seed=seed)
+        target = db or learning_location(database_url, env=os.environ)
+        summary = write_demo_data(target, seed=seed)
     except NoemaError as exc:
         _fail(exc)
         return
     console.print(
-        f"wrote {db}: {len(summary.decks)} decks, {summary.cards} cards, "
+        f"wrote {shown(target)}: {len(summary.decks)} decks, {summary.cards} cards, "
         f"{summary.reviews} reviews, learners {', '.join(summary.users)}, "
         f"{sum(map(len, summary.bad_cards.values()))} deliberately bad cards "
         f"({summary.seconds:.1f}s)"

@@ -41,6 +41,10 @@ Database = Path | str
 CANCELLING = "cancelling: the call in progress stops and the run finalizes (Ctrl-C again quits now)"
 
 
+RUN_DATABASE = "@database"
+"""``Recipe.data`` for a learning store in the run's own (PostgreSQL) database."""
+
+
 class Paused(Exception):
     """The run waits for an answer the CLI could not read (stdin closed)."""
 
@@ -53,6 +57,7 @@ class Recipe(BaseModel):
     agent: str | None = None
     model: str | None = None
     data: str = "noema-learning.sqlite"
+    """The learning store: a path or URL, or :data:`RUN_DATABASE` (no password in metadata)."""
     user: str = "cli"
     protocol: Protocol = "auto"
     max_iterations: int | None = None
@@ -86,8 +91,8 @@ def open_graph(
 ) -> Generator[tuple[Any, str, Callable[[str], str]]]:
     """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``.
 
-    The learning store of the Noema agents stays a SQLite file (``recipe.data``) whatever
-    ``db`` is.
+    The learning store of the Noema agents is ``recipe.data``: a SQLite file or a database
+    URL, or ``db`` itself (:data:`RUN_DATABASE`).
     """
     with open_backend(db) as backend:
         saver, store = backend.checkpointer, backend.store
@@ -105,13 +110,15 @@ def open_graph(
             return
         from noema_graph.agents import ensure_demo_data, get_graph, resolve_learner
         from noema_graph.agents.learners import learner_request
+        from noema_graph.noema.location import shown, store_location
 
-        data = Path(recipe.data)
+        data = db if recipe.data == RUN_DATABASE else store_location(recipe.data)
         written = ensure_demo_data(data)
         if written is not None:
             console.print(
-                f"[dim]{data} had no learning data: wrote the sample ({written.cards} cards, "
-                f"{written.reviews} reviews, learners {', '.join(written.users)})[/dim]"
+                f"[dim]{shown(data)} had no learning data: wrote the sample "
+                f"({written.cards} cards, {written.reviews} reviews, "
+                f"learners {', '.join(written.users)})[/dim]"
             )
         learner = resolve_learner(data, recipe.user)
         overrides: dict[str, Any] = {"protocol": recipe.protocol, **recipe.human_overrides()}

@@ -1,16 +1,18 @@
-"""Domain operations as tools: one :class:`ToolSpec` per operation, bound to a store path.
+"""Domain operations as tools: one :class:`ToolSpec` per operation, bound to a store location.
 
-Each call opens the learning store, runs the operation in one transaction and closes it, so
-a tool works from any thread and any event loop (the runner may run it in a worker thread)
-and SQLite's WAL mode arbitrates between concurrent agents. Domain input errors become
-error observations the model can read; a locked database is a transient failure, retried
-for safe and idempotent operations. Results with a compact view in
+Each call opens the learning store (a SQLite file or a PostgreSQL URL), runs the operation in
+one transaction and closes it, so a tool works from any thread and any event loop (the runner
+may run it in a worker thread); SQLite's WAL mode, or PostgreSQL's writer lock, arbitrates
+between concurrent agents. Domain input errors become error observations the model can read;
+a locked database (or, on PostgreSQL, a lock wait timed out or a lost connection) is a
+transient failure, retried for safe and idempotent operations. Results with a compact view in
 :data:`~noema_graph.agents.views.AGENT_VIEWS` are returned as that view.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,27 +20,37 @@ from typing import Any
 from pydantic import create_model
 
 from noema_graph.agents.views import AGENT_VIEWS
+from noema_graph.backends import store_errors
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.errors import ToolInputError
+from noema_graph.noema.location import store_location
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
 
 
-def _handler(name: str, db: Path) -> Callable[..., Any]:
+def _transient(exc: BaseException) -> bool:
+    """Return whether a database error may pass on a retry (a lock, a lost connection)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return "locked" in str(exc) or "busy" in str(exc)
+    psycopg = sys.modules.get("psycopg")  # loaded only when a PostgreSQL store was opened
+    return psycopg is not None and isinstance(exc, psycopg.OperationalError)
+
+
+def _handler(name: str, db: str | Path) -> Callable[..., Any]:
     view = AGENT_VIEWS.get(name)
 
     def handle(**arguments: Any) -> Any:
         try:
-            with LearningStore.open(db) as store:
+            with LearningStore.open(db, pooled=True) as store:
                 result = store.call(name, **arguments)
         except ToolInputError as exc:
             raise ToolFailure(
                 str(exc), type_="invalid_input", details={"field": exc.field}
             ) from None
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+        except store_errors() as exc:
+            if _transient(exc):
                 raise TransientToolFailure(f"{name}: database busy: {exc}") from None
             raise
         return result if view is None else view(result)
@@ -92,7 +104,7 @@ def domain_spec(name: str, db: str | Path, arguments: Iterable[str] | None = Non
         name=name,
         description=operation.description,
         input_schema=operation.input_model if arguments is None else offered_input(name, arguments),
-        handler=_handler(name, Path(db)),
+        handler=_handler(name, store_location(db)),
         permission=operation.permission,
         idempotency=operation.idempotency,
     )

@@ -18,6 +18,7 @@ from noema_graph.agents.registry import AgentRegistry, default_registry
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
 from noema_graph.graphs.agent import SPECS
+from noema_graph.noema.location import store_location
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.persistence import CheckpointerArg
 
@@ -31,7 +32,7 @@ def _subagent_tools(
     definition: AgentDefinition,
     *,
     model: BaseChatModel,
-    db: Path,
+    db: str | Path,
     registry: AgentRegistry,
     overrides: Mapping[str, Any],
 ) -> list[BaseTool]:
@@ -82,7 +83,7 @@ def build_agent(
     Args:
         definition: The agent, or its name in ``registry``.
         model: Chat model for every node.
-        db: Learning store the domain tools work on.
+        db: Learning store the domain tools work on: a SQLite path or a database URL.
         checkpointer: Saver for threads (multi-turn, resume); None or False for none.
         store: LangGraph store for long-term memory.
         registry: Where names (the agent, its subagents) are looked up; default: the ten agents.
@@ -99,7 +100,7 @@ def build_agent(
     instructions = registry.prompts.render_for(definition)
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
-    path = Path(db)
+    path = store_location(db)
     if learner_from_context:
         hooks = with_learner_hooks(config.hooks, SPECS[0].name, path)
         config = config.model_copy(update={"hooks": hooks})

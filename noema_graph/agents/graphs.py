@@ -9,8 +9,11 @@ each factory here is a coroutine that builds in a worker thread: nothing blocks 
 the store's learners afresh, so nothing is cached between requests.
 
 The model comes from ``make_model()`` (NOEMA_MODEL, else OpenAI with OPENAI_API_KEY, else
-the embedded model) and the learning store from NOEMA_LEARNING_DB (default
-``noema-learning.sqlite``): this module is an edge, so it reads the environment. The learner
+the embedded model) and the learning store from NOEMA_LEARNING_DB (a path or a database
+URL), else from NOEMA_DATABASE_URL when that is PostgreSQL (the server's own database, as
+under Aegra: the learning tables sit beside the checkpoints), else ``noema-learning.sqlite``
+(see :func:`noema_graph.noema.location.learning_location`): this module is an edge, so it
+reads the environment. The learner
 is given the LangGraph way, ``"context": {"user_id": "ben"}`` (or ``configurable``); see
 :mod:`noema_graph.agents.learner_context`.
 """
@@ -29,9 +32,10 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import ConfigDict
 from pydantic.json_schema import SkipJsonSchema
 
-from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
+from noema_graph.agents.factory import get_graph
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_ask_graph
+from noema_graph.noema.location import learning_location
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -50,8 +54,8 @@ class ServerContext(RunContext):
     abort: SkipJsonSchema[threading.Event | None] = None
 
 
-def _db() -> Path:
-    return Path(os.environ.get("NOEMA_LEARNING_DB", str(DEFAULT_LEARNING_DB)))
+def _db() -> str | Path:
+    return learning_location(None, env=os.environ)
 
 
 def served(graph: Graph) -> Graph:

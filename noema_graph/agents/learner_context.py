@@ -85,7 +85,7 @@ class LearnerFromContext:
     """
 
     def __init__(self, db: str | Path, learners: Sequence[Learner]) -> None:
-        self.db = Path(db)
+        self.db = db
         self.learners = list(learners)
 
     def before(self, call: HookCall) -> dict[str, Any] | None:

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noema_graph.errors import ConfigurationError
+from noema_graph.noema.connections import connect_sync
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.driver import Op, fetch_all
+from noema_graph.noema.dialect import dialect_of
+from noema_graph.noema.driver import Op, fetch_all, run_sync
+from noema_graph.noema.location import postgres_table_exists, shown, store_location
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
 
 
@@ -25,13 +28,13 @@ def _learners() -> Op[list[Learner]]:
     return [Learner(int(row["id"]), str(row["name"])) for row in rows]
 
 
-def _pick(learners: list[Learner], user: str | int, db: Path) -> Learner:
+def _pick(learners: list[Learner], user: str | int, db: str | Path) -> Learner:
     for learner in learners:
         if str(user) in (learner.name, str(learner.id)):
             return learner
     raise ConfigurationError(
         "user_id",
-        f"no learner {user!r} in {str(db)!r}",
+        f"no learner {user!r} in {shown(db)!r}",
         fix=f"use one of {[x.name for x in learners]}"
         if learners
         else "write the sample data first: noema-graph demo-data",
@@ -46,14 +49,14 @@ def resolve_learner(db: str | Path, user: str | int) -> Learner:
     """
     with LearningStore.open(db) as store:
         learners = store.run(_learners(), write=False)
-    return _pick(learners, user, Path(db))
+    return _pick(learners, user, db)
 
 
 async def aresolve_learner(db: str | Path, user: str | int) -> Learner:
     """Async twin of :func:`resolve_learner`."""
     async with await AsyncLearningStore.open(db) as store:
         learners = await store.run(_learners(), write=False)
-    return _pick(learners, user, Path(db))
+    return _pick(learners, user, db)
 
 
 LEARNER_MARKER = "[learner: "
@@ -73,9 +76,20 @@ def learner_request(request: str, learner: Learner) -> str:
 def read_learners(db: str | Path) -> list[Learner]:
     """Return every learner in the store at ``db``; none when it is missing or not a store.
 
-    Read-only: a missing file is not created (unlike :func:`resolve_learner`'s store).
+    Read-only: a missing file or table is not created (unlike :func:`resolve_learner`'s store).
+
+    Raises:
+        DatabaseUnavailable: ``db`` is a PostgreSQL URL whose server could not be reached.
     """
-    path = Path(db)
+    if dialect_of(db) == "postgres":
+        if not postgres_table_exists(str(db), "users"):
+            return []
+        conn = connect_sync(str(db), pooled=True)  # a server reads them per graph build
+        try:
+            return run_sync(conn, _learners(), write=False)
+        finally:
+            conn.close()
+    path = Path(store_location(db))
     if not path.is_file():
         return []
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -94,12 +108,14 @@ def find_learner(learners: list[Learner], user: str | int, db: str | Path) -> Le
     Raises:
         ConfigurationError: No such learner; the message names ``db`` and the known ones.
     """
-    return _pick(learners, user, Path(db))
+    return _pick(learners, user, db)
 
 
 def has_learning_tables(db: str | Path) -> bool:
     """Return whether ``db`` exists and holds the learning schema's ``cards`` table."""
-    path = Path(db)
+    if dialect_of(db) == "postgres":
+        return postgres_table_exists(str(db), "cards")
+    path = Path(store_location(db))
     if not path.exists() or path.stat().st_size == 0:
         return False
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -118,6 +134,7 @@ def ensure_demo_data(db: str | Path) -> DemoSummary | None:
 
     Raises:
         ConfigurationError: ``db`` holds other data (the sample needs a new file).
+        DatabaseUnavailable: ``db`` is a PostgreSQL URL whose server could not be reached.
     """
     if has_learning_tables(db):
         return None

@@ -1,7 +1,8 @@
 """The Noema learning domain: store, demo data and typed operations for the agents.
 
 * :class:`LearningStore` / :class:`AsyncLearningStore`: a migrated SQLite database (sqlite3 or
-  aiosqlite) running the same sans-IO operations.
+  aiosqlite) or PostgreSQL database (psycopg), opened from a path or a URL, running the same
+  sans-IO operations.
 * :data:`DOMAIN_OPERATIONS`: name -> (input model, function, permission, idempotency,
   description), ready to register as tools.
 * :func:`write_demo_data`: a deterministic sample with 60 days of simulated reviews.

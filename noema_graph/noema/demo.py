@@ -21,7 +21,8 @@ from noema_graph.noema import demo_content as content
 from noema_graph.noema.clock import to_db
 from noema_graph.noema.demo_catalog import BAD_CARDS, CATEGORIES, DECKS, LINKS, DemoCard, demo_cards
 from noema_graph.noema.demo_simulation import DEMO_NOW, DEMO_START, LEARNERS, simulate
-from noema_graph.noema.driver import Op, execute_many, insert
+from noema_graph.noema.dialect import dialect_of
+from noema_graph.noema.driver import Op, execute, execute_many, fetch_one, insert
 from noema_graph.noema.ops.cards import concept_id
 from noema_graph.noema.ops.common import tags_json
 from noema_graph.noema.ops.ingest import IngestTextInput, ingest_text
@@ -64,7 +65,14 @@ class DemoSummary(BaseModel):
     seconds: float
 
 
-def _write(seed: int) -> Op[dict[str, object]]:
+def _write(seed: int, location: str) -> Op[dict[str, object]]:
+    found = yield from fetch_one("SELECT COUNT(*) AS n FROM users")
+    if found is not None and int(found["n"]) > 0:
+        raise ConfigurationError(
+            "path",
+            f"{location!r} already holds learning data",
+            fix="pass a new database, or empty this one first",
+        )
     created = to_db(DEMO_START - timedelta(days=1))
     users, categories, decks = yield from _write_names(created)
     concepts: dict[str, int] = {}
@@ -125,7 +133,7 @@ def _write_links(concepts: dict[str, int], created: str) -> Op[None]:
             if name not in concepts:
                 concepts[name] = yield from concept_id(name, field="concept")
             ids.append(concepts[name])
-        yield from insert(INSERT_LINK, (ids[0], ids[1], kind, created))
+        yield from execute(INSERT_LINK, (ids[0], ids[1], kind, created))
 
 
 def _write_reviews(
@@ -181,10 +189,11 @@ def _insert_card(
 
 
 def write_demo_data(path: str | Path, *, seed: int = 7) -> DemoSummary:
-    """Write the demo learning data into a new SQLite file at ``path``.
+    """Write the demo learning data into a new SQLite file, or an empty PostgreSQL database.
 
     Args:
-        path: A file that does not exist yet (or is empty).
+        path: A file that does not exist yet (or is empty), or a ``postgresql://`` URL of a
+            database without learning data (the tables are created if missing).
         seed: Seed of the simulation; the same seed writes the same content.
 
     Returns:
@@ -193,14 +202,17 @@ def write_demo_data(path: str | Path, *, seed: int = 7) -> DemoSummary:
     Raises:
         ConfigurationError: ``path`` already holds data.
     """
-    target = Path(path)
-    if target.exists() and target.stat().st_size > 0:
+    from noema_graph.backends import redacted, sqlite_path
+
+    postgres = dialect_of(path) == "postgres"
+    target: str | Path = str(path) if postgres else sqlite_path(path)
+    if isinstance(target, Path) and target.exists() and target.stat().st_size > 0:
         raise ConfigurationError(
             "path", f"{str(target)!r} already exists", fix="pass a new file or delete it first"
         )
     started = time.perf_counter()
     with LearningStore.open(target) as store:
-        written = store.run(_write(seed))
+        written = store.run(_write(seed, redacted(str(target))))
     return DemoSummary.model_validate(
         {
             **written,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from noema_graph.noema.clock import from_db
+from noema_graph.noema.driver import Row as DbRow
 
 CardKind = Literal["atomic", "cloze", "image_occlusion"]
 LinkKind = Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]
@@ -26,7 +26,7 @@ class Row(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row, **decoded: Any) -> Self:
+    def from_row(cls, row: DbRow, **decoded: Any) -> Self:
         """Build the model from the row's columns of the same names; ``decoded`` wins.
 
         Columns the model has no field for are ignored; ``decoded`` carries the values that
@@ -156,7 +156,7 @@ class CardFlag(Row):
     created_at: datetime
 
 
-def card_from_row(row: sqlite3.Row, concepts: tuple[str, ...] = ()) -> Card:
+def card_from_row(row: DbRow, concepts: tuple[str, ...] = ()) -> Card:
     """Build a :class:`Card` from a ``cards`` row."""
     return Card.from_row(
         row,
@@ -167,12 +167,12 @@ def card_from_row(row: sqlite3.Row, concepts: tuple[str, ...] = ()) -> Card:
     )
 
 
-def review_from_row(row: sqlite3.Row) -> Review:
+def review_from_row(row: DbRow) -> Review:
     """Build a :class:`Review` from a ``reviews`` row."""
     return Review.from_row(row, reviewed_at=from_db(row["reviewed_at"]))
 
 
-def state_from_row(row: sqlite3.Row) -> CardState:
+def state_from_row(row: DbRow) -> CardState:
     """Build a :class:`CardState` from a ``card_states`` row."""
     last = row["last_review"]
     return CardState.from_row(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -11,6 +10,7 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 
 from noema_graph.noema.clock import as_utc, from_db, to_db
+from noema_graph.noema.driver import Row
 
 
 @cache
@@ -41,7 +41,7 @@ def new_card(card_id: int, now: datetime) -> ScheduledCard:
     return ScheduledCard(FsrsCard(card_id=card_id, state=State.Learning, due=as_utc(now)))
 
 
-def from_state_row(row: sqlite3.Row) -> ScheduledCard:
+def from_state_row(row: Row) -> ScheduledCard:
     """Rebuild a :class:`ScheduledCard` from a ``card_states`` row."""
     last = row["last_review"]
     card = FsrsCard(

@@ -2,12 +2,17 @@
 
 Never edit a released migration: append a new one. Times are ISO 8601 UTC text
 (``2025-01-31T08:00:00+00:00``), which sorts chronologically; lists (tags) are JSON text.
+The statements are SQLite's; PostgreSQL runs them through
+:func:`~noema_graph.noema.dialect.postgres_ddl` unless a migration spells its own
+(``postgres``), as full-text search does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from noema_graph.noema.dialect import DialectName, postgres_ddl
 
 DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
 """Where the learning store lives when no ``db`` is given (relative to the working dir)."""
@@ -20,12 +25,22 @@ class Migration:
     Attributes:
         version: The schema version after this step (1, 2, ...; no gaps).
         name: A short description, stored in ``schema_version``.
-        statements: SQL statements applied in order, in one transaction.
+        statements: SQL statements applied in order, in one transaction (SQLite's).
+        postgres: PostgreSQL's statements where they are not the translated ``statements``.
     """
 
     version: int
     name: str
     statements: tuple[str, ...]
+    postgres: tuple[str, ...] | None = None
+
+    def statements_for(self, dialect: DialectName) -> tuple[str, ...]:
+        """Return the statements that apply this migration in ``dialect``."""
+        if dialect == "sqlite":
+            return self.statements
+        if self.postgres is not None:
+            return self.postgres
+        return tuple(postgres_ddl(statement) for statement in self.statements)
 
 
 _CORE = (
@@ -155,9 +170,20 @@ _SEARCH = (
     "INSERT INTO cards_fts(cards_fts) VALUES ('rebuild')",
 )
 
+_POSTGRES_CORE = (
+    *(postgres_ddl(statement) for statement in _CORE),
+    # SQLite's UNIQUE COLLATE NOCASE: lower() folds ASCII only, on a COLLATE "C" column
+    "CREATE UNIQUE INDEX concepts_name_nocase ON concepts (lower(name))",
+)
+
+CARD_SEARCH_TEXT = "to_tsvector('simple', front || ' ' || back || ' ' || tags)"
+"""PostgreSQL's full-text document of a card; the search query repeats it to use the index."""
+
+_POSTGRES_SEARCH = (f"CREATE INDEX cards_search ON cards USING GIN ({CARD_SEARCH_TEXT})",)
+
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "core learning tables", _CORE),
-    Migration(2, "full-text search over cards", _SEARCH),
+    Migration(1, "core learning tables", _CORE, _POSTGRES_CORE),
+    Migration(2, "full-text search over cards", _SEARCH, _POSTGRES_SEARCH),
 )
 """Every migration, oldest first."""
 

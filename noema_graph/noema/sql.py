@@ -1,4 +1,4 @@
-"""SQL shared by the domain operations and the demo-data writer."""
+"""SQL shared by the domain operations and the demo-data writer (both databases)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ INSERT_CARD = """INSERT INTO cards
     (deck_id, category_id, kind, front, back, tags, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_CONCEPT = "INSERT INTO concepts (name, description) VALUES (?, ?)"
-INSERT_CARD_CONCEPT = "INSERT OR IGNORE INTO card_concepts (card_id, concept_id) VALUES (?, ?)"
-INSERT_LINK = """INSERT OR IGNORE INTO concept_links (source_id, target_id, kind, created_at)
-    VALUES (?, ?, ?, ?)"""
+INSERT_CARD_CONCEPT = """INSERT INTO card_concepts (card_id, concept_id) VALUES (?, ?)
+    ON CONFLICT (card_id, concept_id) DO NOTHING"""
+INSERT_LINK = """INSERT INTO concept_links (source_id, target_id, kind, created_at)
+    VALUES (?, ?, ?, ?) ON CONFLICT (source_id, target_id, kind) DO NOTHING"""
 INSERT_REVIEW = """INSERT INTO reviews
     (card_id, user_id, rating, response_time_ms, confidence, reviewed_at)
     VALUES (?, ?, ?, ?, ?, ?)"""

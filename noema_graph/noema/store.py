@@ -1,7 +1,9 @@
-"""The learning store: a migrated SQLite database, with a sync and an async face.
+"""The learning store: a migrated SQLite or PostgreSQL database, with a sync and an async face.
 
-Both faces run the same sans-IO operations (:mod:`noema_graph.noema.driver`), so the SQL and
-the logic are shared; each call is one transaction.
+Both faces run the same sans-IO operations (:mod:`noema_graph.noema.driver`) on either
+database (:mod:`noema_graph.noema.connections`), so the SQL and the logic are shared; each
+call is one transaction. A store is opened at a location: a file path or ``sqlite:///path``,
+or a ``postgresql://user:password@host:port/dbname`` URL.
 
 Example:
     >>> with LearningStore.open(path) as store:  # doctest: +SKIP
@@ -11,19 +13,19 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-import aiosqlite
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.closing import Closeable
-from noema_graph.noema.driver import Op, connect_async, connect_sync, run_async, run_sync
+from noema_graph.noema.connections import connect_async, connect_sync
+from noema_graph.noema.dialect import DialectName
+from noema_graph.noema.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 from noema_graph.noema.errors import ToolInputError
-from noema_graph.noema.migrations import MigrationReport, current_version, migrate
+from noema_graph.noema.migrations import MigrationReport, current_version, migrate, up_to_date
 from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
 from noema_graph.noema.schema import MIGRATIONS, Migration
 
@@ -62,31 +64,57 @@ def validate_arguments(name: str, arguments: dict[str, Any]) -> BaseModel:
 
 
 class LearningStore(Closeable):
-    """Synchronous store over ``sqlite3``, for scripts, notebooks and the demo writer."""
+    """Synchronous store (sqlite3 or psycopg), for scripts, notebooks and the demo writer.
 
-    def __init__(self, conn: sqlite3.Connection, report: MigrationReport) -> None:
+    Attributes:
+        db: The connection operations run on.
+        connection: The driver's own connection (``sqlite3.Connection`` or psycopg's), for
+            SQLite-specific checks such as PRAGMAs.
+        dialect: ``"sqlite"`` or ``"postgres"``.
+        migration: What opening the store migrated.
+    """
+
+    def __init__(self, db: SyncConnection, report: MigrationReport) -> None:
         """Wrap an open, migrated connection; prefer :meth:`open`."""
-        self.connection = conn
+        self.db = db
+        self.connection: Any = getattr(db, "raw", db)
+        self.dialect: DialectName = db.dialect
         self.migration = report
 
     @classmethod
-    def open(cls, path: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> Self:
-        """Open (creating if needed) and migrate the database at ``path``.
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        pooled: bool = False,
+    ) -> Self:
+        """Open (creating if needed) and migrate the database at ``location``.
+
+        Args:
+            location: A SQLite file path or ``sqlite:///`` URL, or a ``postgresql://`` URL.
+            migrations: The schema; tests pass a longer list to simulate newer code.
+            pooled: On PostgreSQL, borrow a connection from this process's pool (for stores
+                opened per call, such as the domain tools'); closing gives it back.
 
         Raises:
-            SchemaVersionError: The file was written by a newer schema.
+            SchemaVersionError: The database was written by a newer schema.
+            ConfigurationError: An unsupported URL, or PostgreSQL support not installed.
+            DatabaseUnavailable: The PostgreSQL server could not be reached.
         """
-        conn = connect_sync(str(path))
+        db = connect_sync(location, pooled=pooled)
         try:
-            report = run_sync(conn, migrate(migrations))
+            report = run_sync(db, up_to_date(migrations), write=False) or run_sync(
+                db, migrate(migrations, dialect=db.dialect)
+            )
         except BaseException:
-            conn.close()
+            db.close()
             raise
-        return cls(conn, report)
+        return cls(db, report)
 
     def run(self, op: Op[T], *, write: bool = True) -> T:
         """Run one operation in its own transaction."""
-        return run_sync(self.connection, op, write=write)
+        return run_sync(self.db, op, write=write)
 
     def call(self, name: str, /, **arguments: Any) -> Any:
         """Validate ``arguments`` and run the domain operation called ``name``."""
@@ -100,37 +128,48 @@ class LearningStore(Closeable):
 
     def close(self) -> None:
         """Close the connection."""
-        self.connection.close()
+        self.db.close()
 
 
 class AsyncLearningStore:
-    """Asynchronous store over ``aiosqlite``, for agents; calls are serialised by a lock."""
+    """Asynchronous store (aiosqlite or psycopg), for agents; calls are serialised by a lock.
 
-    def __init__(self, conn: aiosqlite.Connection, report: MigrationReport) -> None:
+    Attributes are those of :class:`LearningStore`.
+    """
+
+    def __init__(self, db: AsyncConnection, report: MigrationReport) -> None:
         """Wrap an open, migrated connection; prefer :meth:`open`."""
-        self.connection = conn
+        self.db = db
+        self.connection: Any = getattr(db, "raw", db)
+        self.dialect: DialectName = db.dialect
         self.migration = report
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> Self:
-        """Open (creating if needed) and migrate the database at ``path``.
+    async def open(
+        cls, location: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS
+    ) -> Self:
+        """Open (creating if needed) and migrate the database at ``location``.
 
         Raises:
-            SchemaVersionError: The file was written by a newer schema.
+            SchemaVersionError: The database was written by a newer schema.
+            ConfigurationError: An unsupported URL, or PostgreSQL support not installed.
+            DatabaseUnavailable: The PostgreSQL server could not be reached.
         """
-        conn = await connect_async(str(path))
+        db = await connect_async(location)
         try:
-            report = await run_async(conn, migrate(migrations))
+            report = await run_async(db, up_to_date(migrations), write=False) or await run_async(
+                db, migrate(migrations, dialect=db.dialect)
+            )
         except BaseException:
-            await conn.close()
+            await db.close()
             raise
-        return cls(conn, report)
+        return cls(db, report)
 
     async def run(self, op: Op[T], *, write: bool = True) -> T:
         """Run one operation in its own transaction."""
         async with self._lock:
-            return await run_async(self.connection, op, write=write)
+            return await run_async(self.db, op, write=write)
 
     async def call(self, name: str, /, **arguments: Any) -> Any:
         """Validate ``arguments`` and run the domain operation called ``name``."""
@@ -155,7 +194,7 @@ class AsyncLearningStore:
 
     async def close(self) -> None:
         """Close the connection."""
-        await self.connection.close()
+        await self.db.close()
 
     async def __aenter__(self) -> Self:
         return self

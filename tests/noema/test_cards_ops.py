@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
+from noema_graph.backends import store_errors
+from noema_graph.noema.driver import execute, fetch_one
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.ops.cards import CreateCardsInput, NewCard, create_cards
 from noema_graph.noema.store import LearningStore
@@ -11,7 +11,9 @@ from tests.noema.conftest import T0
 
 
 def _count(store: LearningStore, table: str) -> int:
-    return store.connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    row = store.run(fetch_one(f"SELECT COUNT(*) AS n FROM {table}"), write=False)
+    assert row is not None
+    return int(row["n"])
 
 
 def _make(store: LearningStore) -> list[int]:
@@ -140,7 +142,7 @@ def test_categories_tree_and_move_card(demo_store: LearningStore) -> None:
 
 def test_move_card(store: LearningStore) -> None:
     ids = _make(store)
-    store.connection.execute("INSERT INTO categories (name, parent_id) VALUES ('Geo', NULL)")
+    store.run(execute("INSERT INTO categories (name, parent_id) VALUES ('Geo', NULL)"))
     assert store.call("move_card", card_id=ids[0], category_id=1).category_id == 1
     assert store.call("list_categories").categories[0].card_count == 1
     assert store.call("move_card", card_id=ids[0], category_id=None).category_id is None
@@ -150,8 +152,10 @@ def test_move_card(store: LearningStore) -> None:
 
 
 def test_foreign_keys_are_enforced(store: LearningStore) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
-        store.connection.execute(
-            "INSERT INTO cards (deck_id, kind, front, back, created_at, updated_at)"
-            " VALUES (77, 'atomic', 'q', 'a', 'x', 'x')"
-        )
+    insert_orphan = execute(
+        "INSERT INTO cards (deck_id, kind, front, back, created_at, updated_at)"
+        " VALUES (77, 'atomic', 'q', 'a', 'x', 'x')"
+    )
+    with pytest.raises(store_errors()) as info:
+        store.run(insert_orphan)
+    assert "foreign key" in str(info.value).lower()

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -10,31 +9,24 @@ from fsrs import State
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.demo import DEMO_NOW, DemoSummary, write_demo_data
 from noema_graph.noema.demo_simulation import recall_probability
+from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.scheduling import new_card, review
 from noema_graph.noema.sql import CONTENT_TABLES
 from noema_graph.noema.store import LearningStore
-from tests.noema.conftest import T0
+from tests.noema.conftest import T0, Locate
 
 
-def _count(path: str, table: str) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-    finally:
-        conn.close()
+def _rows(where: str | Path, sql: str) -> list[dict[str, object]]:
+    with LearningStore.open(where) as store:
+        return [dict(row) for row in store.run(fetch_all(sql), write=False)]
 
 
-def _dump(path: Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        lines = [
-            line
-            for line in conn.iterdump()
-            if any(line.startswith(f'INSERT INTO "{t}"') for t in CONTENT_TABLES)
-        ]
-    finally:
-        conn.close()
-    return lines
+def _count(where: str, table: str) -> int:
+    return int(str(_rows(where, f"SELECT COUNT(*) AS n FROM {table}")[0]["n"]))
+
+
+def _dump(where: str | Path) -> list[list[dict[str, object]]]:
+    return [_rows(where, f"SELECT * FROM {table} ORDER BY 1, 2") for table in CONTENT_TABLES]
 
 
 def test_demo_counts(demo: DemoSummary) -> None:
@@ -57,17 +49,14 @@ def test_demo_counts(demo: DemoSummary) -> None:
 
 
 def test_reviews_span_sixty_days(demo: DemoSummary) -> None:
-    conn = sqlite3.connect(demo.path)
-    try:
-        first, last = conn.execute(
-            "SELECT MIN(reviewed_at), MAX(reviewed_at) FROM reviews"
-        ).fetchone()
-        per_user = conn.execute("SELECT COUNT(*) FROM reviews GROUP BY user_id").fetchall()
-    finally:
-        conn.close()
+    span = _rows(
+        demo.path, "SELECT MIN(reviewed_at) AS first, MAX(reviewed_at) AS last FROM reviews"
+    )
+    per_user = _rows(demo.path, "SELECT COUNT(*) AS n FROM reviews GROUP BY user_id")
+    first, last = str(span[0]["first"]), str(span[0]["last"])
     assert first.startswith("2025-03-01")
     assert last.startswith("2025-04-2") and last < DEMO_NOW.isoformat()
-    assert all(n > 500 for (n,) in per_user)
+    assert len(per_user) == len(demo.users) and all(int(str(r["n"])) > 500 for r in per_user)
 
 
 def test_simulated_recall_falls_with_elapsed_days() -> None:
@@ -94,12 +83,12 @@ def test_confidence_bias_per_learner(demo: DemoSummary, demo_store: LearningStor
     assert ben.ece > ada.ece and cleo.ece > ada.ece
 
 
-def test_same_seed_gives_identical_content(tmp_path: Path) -> None:
-    a = write_demo_data(tmp_path / "a.db", seed=3)
-    b = write_demo_data(tmp_path / "b.db", seed=3)
-    write_demo_data(tmp_path / "c.db", seed=4)
-    assert _dump(tmp_path / "a.db") == _dump(tmp_path / "b.db")
-    assert _dump(tmp_path / "a.db") != _dump(tmp_path / "c.db")
+def test_same_seed_gives_identical_content(locate: Locate) -> None:
+    a = write_demo_data(locate("a"), seed=3)
+    b = write_demo_data(locate("b"), seed=3)
+    c = write_demo_data(locate("c"), seed=4)
+    assert _dump(a.path) == _dump(b.path)
+    assert _dump(a.path) != _dump(c.path)
     assert a.model_dump(exclude={"path", "seconds"}) == b.model_dump(exclude={"path", "seconds"})
 
 

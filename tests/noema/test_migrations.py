@@ -1,32 +1,30 @@
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
 import pytest
 
+from noema_graph.backends import store_errors
+from noema_graph.noema.driver import execute, fetch_all
 from noema_graph.noema.errors import SchemaVersionError
 from noema_graph.noema.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from tests.noema.conftest import Locate, table_names
+
+FUTURE = "INSERT INTO schema_version VALUES (?, 'future', '2030-01-01T00:00:00+00:00')"
 
 
-def _tables(path: Path) -> set[str]:
-    with sqlite3.connect(path) as conn:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-    conn.close()
-    return {r[0] for r in rows}
-
-
-def test_fresh_database_gets_every_migration(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    with LearningStore.open(path) as store:
+def test_fresh_database_gets_every_migration(locate: Locate) -> None:
+    where = locate("a")
+    with LearningStore.open(where) as store:
         assert store.migration.previous_version == 0
         assert store.migration.applied == tuple(m.version for m in MIGRATIONS)
         assert store.schema_version() == SCHEMA_VERSION
-        mode = store.connection.execute("PRAGMA journal_mode").fetchone()[0]
-        fks = store.connection.execute("PRAGMA foreign_keys").fetchone()[0]
-    assert mode == "wal"
-    assert fks == 1
+        tables = table_names(store)
+        if store.dialect == "sqlite":
+            mode = store.connection.execute("PRAGMA journal_mode").fetchone()[0]
+            fks = store.connection.execute("PRAGMA foreign_keys").fetchone()[0]
+            assert mode == "wal"
+            assert fks == 1
+            assert "cards_fts" in tables
     assert {
         "users",
         "decks",
@@ -40,65 +38,58 @@ def test_fresh_database_gets_every_migration(tmp_path: Path) -> None:
         "chunks",
         "card_flags",
         "schema_version",
-        "cards_fts",
-    } <= _tables(path)
+    } <= tables
 
 
-def test_reopening_an_up_to_date_database_is_a_no_op(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    LearningStore.open(path).close()
-    with LearningStore.open(path) as store:
+def test_reopening_an_up_to_date_database_is_a_no_op(locate: Locate) -> None:
+    where = locate("a")
+    LearningStore.open(where).close()
+    with LearningStore.open(where) as store:
         assert store.migration.applied == ()
         assert store.migration.previous_version == SCHEMA_VERSION
-        rows = store.connection.execute("SELECT version FROM schema_version").fetchall()
-    assert [r[0] for r in rows] == [m.version for m in MIGRATIONS]
+        rows = store.run(fetch_all("SELECT version FROM schema_version ORDER BY version"))
+    assert [r["version"] for r in rows] == [m.version for m in MIGRATIONS]
 
 
-def test_later_migration_is_applied_in_order_on_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    LearningStore.open(path).close()
+def test_later_migration_is_applied_in_order_on_reopen(locate: Locate) -> None:
+    where = locate("a")
+    LearningStore.open(where).close()
     extra = Migration(SCHEMA_VERSION + 1, "notes", ("CREATE TABLE notes (id INTEGER PRIMARY KEY)",))
-    with LearningStore.open(path, migrations=(*MIGRATIONS, extra)) as store:
+    with LearningStore.open(where, migrations=(*MIGRATIONS, extra)) as store:
         assert store.migration.applied == (extra.version,)
-    assert "notes" in _tables(path)
+        assert "notes" in table_names(store)
 
 
-def test_failing_migration_rolls_back_completely(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    LearningStore.open(path).close()
+def test_failing_migration_rolls_back_completely(locate: Locate) -> None:
+    where = locate("a")
+    LearningStore.open(where).close()
     broken = Migration(
         SCHEMA_VERSION + 1,
         "broken",
         ("CREATE TABLE half (id INTEGER)", "CREATE TABLE oops (syntax error"),
     )
-    with pytest.raises(sqlite3.OperationalError):
-        LearningStore.open(path, migrations=(*MIGRATIONS, broken))
-    assert "half" not in _tables(path)
-    with LearningStore.open(path) as store:
+    with pytest.raises(store_errors()):
+        LearningStore.open(where, migrations=(*MIGRATIONS, broken))
+    with LearningStore.open(where) as store:
         assert store.schema_version() == SCHEMA_VERSION
+        assert "half" not in table_names(store)
 
 
-def test_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    LearningStore.open(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "INSERT INTO schema_version VALUES (99, 'future', '2030-01-01T00:00:00+00:00')"
-        )
-    conn.close()
+def test_database_from_a_newer_version_is_refused(locate: Locate) -> None:
+    where = locate("a")
+    with LearningStore.open(where) as store:
+        store.run(execute(FUTURE, (99,)))
     with pytest.raises(SchemaVersionError, match=r"version 99 is newer .* supports \(2\)") as info:
-        LearningStore.open(path)
+        LearningStore.open(where)
     assert info.value.found == 99
 
 
-async def test_async_open_migrates_and_refuses_newer(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    async with await AsyncLearningStore.open(path) as store:
+async def test_async_open_migrates_and_refuses_newer(locate: Locate) -> None:
+    where = locate("a")
+    async with await AsyncLearningStore.open(where) as store:
         assert await store.schema_version() == SCHEMA_VERSION
-    async with await AsyncLearningStore.open(path) as store:
+    async with await AsyncLearningStore.open(where) as store:
         assert store.migration.applied == ()
-    with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO schema_version VALUES (7, 'future', '2030-01-01T00:00:00+00:00')")
-    conn.close()
+        await store.run(execute(FUTURE, (7,)))
     with pytest.raises(SchemaVersionError):
-        await AsyncLearningStore.open(path)
+        await AsyncLearningStore.open(where)

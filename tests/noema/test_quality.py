@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any
 
-from noema_graph.noema.demo import DemoSummary
+from noema_graph.noema.demo import DemoSummary, write_demo_data
 from noema_graph.noema.driver import fetch_all, insert
 from noema_graph.noema.sql import INSERT_CARD
 from noema_graph.noema.store import LearningStore
+from tests.noema.conftest import Locate
 
 
 def test_finds_exactly_the_seeded_bad_cards(demo: DemoSummary, demo_store: LearningStore) -> None:
@@ -48,9 +47,8 @@ def test_each_rule_on_a_small_store(store: LearningStore) -> None:
     ]
 
 
-def test_flag_quality_issues_flags_every_issue_once(demo: DemoSummary, tmp_path: Path) -> None:
-    copy = tmp_path / "flags.db"
-    shutil.copyfile(demo.path, copy)
+def test_flag_quality_issues_flags_every_issue_once(demo: DemoSummary, locate: Locate) -> None:
+    copy = write_demo_data(locate("flags"), seed=demo.seed).path  # the same cards
     bad = sorted({card_id for ids in demo.bad_cards.values() for card_id in ids})
     with LearningStore.open(copy) as store:
         first = store.call("flag_quality_issues")

@@ -3,15 +3,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from noema_graph.noema.driver import execute
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
-from tests.noema.conftest import T0
+from tests.noema.conftest import T0, Locate
 
 EXPECTED = {
     "list_due_cards",
@@ -120,11 +120,11 @@ async def test_concurrent_async_calls_are_serialised(astore: AsyncLearningStore)
     assert len(history.reviews) == 5
 
 
-async def test_sync_and_async_see_the_same_file(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    with LearningStore.open(path) as store:
-        store.connection.execute("INSERT INTO decks (name, created_at) VALUES ('D', 't')")
+async def test_sync_and_async_see_the_same_file(locate: Locate) -> None:
+    where = locate("shared")
+    with LearningStore.open(where) as store:
+        store.run(execute("INSERT INTO decks (name, created_at) VALUES ('D', 't')"))
         store.call("create_cards", deck_id=1, cards=[{"front": "Shared?", "back": "Yes"}])
-    async with await AsyncLearningStore.open(path) as astore:
+    async with await AsyncLearningStore.open(where) as astore:
         card = await astore.call("get_card", card_id=1)
     assert card.front == "Shared?"

@@ -80,7 +80,8 @@ def learning_stats(params: LearningStatsInput) -> Op[LearningStats]:
     in_window = sum(1 for row in rows if row["reviewed_at"] > window_start)
     states = yield from fetch_one(
         "SELECT COUNT(*) AS n, COALESCE(SUM(lapses), 0) AS lapses,"
-        " COALESCE(SUM(due <= ?), 0) AS due FROM card_states WHERE user_id = ?",
+        " COALESCE(SUM(CASE WHEN due <= ? THEN 1 ELSE 0 END), 0) AS due"
+        " FROM card_states WHERE user_id = ?",
         (to_db(now), params.user_id),
     )
     assert states is not None

@@ -21,6 +21,7 @@ from noema_graph.noema.ops.common import (
     require_deck,
     tags_json,
 )
+from noema_graph.noema.schema import CARD_SEARCH_TEXT
 from noema_graph.noema.sql import INSERT_CARD, INSERT_CARD_CONCEPT, INSERT_CONCEPT
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -71,7 +72,7 @@ def concept_id(name: str, *, field: str) -> Op[int]:
     clean = name.strip()
     if not clean:
         raise ToolInputError(field, "concept name is empty", fix="give a non-empty name")
-    row = yield from fetch_one("SELECT id FROM concepts WHERE name = ?", (clean,))
+    row = yield from fetch_one("SELECT id FROM concepts WHERE lower(name) = lower(?)", (clean,))
     if row is not None:
         return int(row["id"])
     return (yield from insert(INSERT_CONCEPT, (clean, "")))
@@ -192,7 +193,9 @@ class SearchHit(OpResult):
     """One search result, best first."""
 
     card: Card
-    score: float = Field(description="BM25 relevance; larger is better.")
+    score: float = Field(
+        description="Relevance (BM25 on SQLite, ts_rank on PostgreSQL); larger is better."
+    )
 
 
 class SearchResult(OpResult):
@@ -209,18 +212,28 @@ def fts_query(text: str, *, field: str = "query") -> str:
     return " ".join(f'"{word}"' for word in words)
 
 
+_SEARCH = (
+    "SELECT c.*, bm25(cards_fts) AS rank FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid"
+    " WHERE cards_fts MATCH ?"
+)
+_POSTGRES_SEARCH = (  # every word required (plainto_tsquery ANDs them); rank: lower is better
+    f"SELECT c.*, -ts_rank({CARD_SEARCH_TEXT}, q) AS rank"
+    f" FROM cards c, plainto_tsquery('simple', ?) q WHERE {CARD_SEARCH_TEXT} @@ q"
+)
+
+
 def search_cards(params: SearchCardsInput) -> Op[SearchResult]:
-    """Full-text search over front, back and tags (FTS5, BM25 ranking)."""
+    """Full-text search over front, back and tags (SQLite: FTS5 and BM25; PostgreSQL: ts_rank)."""
     match = fts_query(params.query)
-    sql = (
-        "SELECT c.*, bm25(cards_fts) AS rank FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid"
-        " WHERE cards_fts MATCH ?"
-    )
+    where = ""
     args: list[object] = [match]
     if params.deck_id is not None:
-        sql += " AND c.deck_id = ?"
+        where = " AND c.deck_id = ?"
         args.append(params.deck_id)
-    rows = yield from fetch_all(sql + " ORDER BY rank, c.id LIMIT ?", [*args, params.limit])
+    tail = where + " ORDER BY rank, c.id LIMIT ?"
+    rows = yield from fetch_all(
+        _SEARCH + tail, [*args, params.limit], postgres=_POSTGRES_SEARCH + tail
+    )
     cards = yield from load_cards(rows)
     hits = [
         SearchHit(card=card, score=-float(row["rank"]))
@@ -243,16 +256,17 @@ _TREE = """WITH RECURSIVE tree(id, name, parent_id, path, depth, sort_key) AS (
     SELECT id, name, parent_id, name, 0, name FROM categories WHERE parent_id IS NULL
     UNION ALL
     SELECT c.id, c.name, c.parent_id, tree.path || ' / ' || c.name, tree.depth + 1,
-           tree.sort_key || char(31) || c.name
+           tree.sort_key || ? || c.name
     FROM categories c JOIN tree ON c.parent_id = tree.id
 )
 SELECT tree.id, tree.name, tree.parent_id, tree.path, tree.depth,
        (SELECT COUNT(*) FROM cards WHERE cards.category_id = tree.id) AS card_count
 FROM tree ORDER BY tree.sort_key"""
+_KEY_SEPARATOR = "\x1f"  # sorts below every printable character, so parents come first
 
 
 def list_categories(params: ListCategoriesInput) -> Op[CategoryTree]:
     """Return the taxonomy tree with each category's path, depth and card count."""
     del params
-    rows = yield from fetch_all(_TREE)
+    rows = yield from fetch_all(_TREE, (_KEY_SEPARATOR,))
     return CategoryTree(categories=[Category.model_validate(dict(row)) for row in rows])

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from noema_graph.noema.driver import Op, fetch_all, fetch_one
+from noema_graph.noema.driver import Op, Row, fetch_all, fetch_one
 from noema_graph.noema.errors import RecordNotFound
 from noema_graph.noema.models import Card, card_from_row
 
@@ -36,7 +35,7 @@ class OpResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-def _require(table: str, row_id: int, field: str, hint: str) -> Op[sqlite3.Row]:
+def _require(table: str, row_id: int, field: str, hint: str) -> Op[Row]:
     row = yield from fetch_one(
         f"SELECT * FROM {table} WHERE id = ?", (row_id,)
     )  # table: a constant
@@ -45,23 +44,23 @@ def _require(table: str, row_id: int, field: str, hint: str) -> Op[sqlite3.Row]:
     return row
 
 
-def require_user(user_id: int, field: str = "user_id") -> Op[sqlite3.Row]:
+def require_user(user_id: int, field: str = "user_id") -> Op[Row]:
     """Return the user row or raise :class:`RecordNotFound` naming ``field``."""
     return (yield from _require("users", user_id, field, "use the id of an existing user"))
 
 
-def require_deck(deck_id: int, field: str = "deck_id") -> Op[sqlite3.Row]:
+def require_deck(deck_id: int, field: str = "deck_id") -> Op[Row]:
     """Return the deck row or raise :class:`RecordNotFound` naming ``field``."""
     return (yield from _require("decks", deck_id, field, "use the id of an existing deck"))
 
 
-def require_category(category_id: int, field: str = "category_id") -> Op[sqlite3.Row]:
+def require_category(category_id: int, field: str = "category_id") -> Op[Row]:
     """Return the category row or raise :class:`RecordNotFound` naming ``field``."""
     hint = "call list_categories for valid ids"
     return (yield from _require("categories", category_id, field, hint))
 
 
-def require_card_row(card_id: int, field: str = "card_id") -> Op[sqlite3.Row]:
+def require_card_row(card_id: int, field: str = "card_id") -> Op[Row]:
     """Return the card row or raise :class:`RecordNotFound` naming ``field``."""
     hint = "search_cards or list_due_cards return valid ids"
     return (yield from _require("cards", card_id, field, hint))
@@ -75,7 +74,7 @@ def concepts_of(card_ids: Iterable[int]) -> Op[dict[int, tuple[str, ...]]]:
     marks = ",".join("?" * len(ids))
     rows = yield from fetch_all(
         "SELECT cc.card_id, c.name FROM card_concepts cc JOIN concepts c ON c.id = cc.concept_id"
-        f" WHERE cc.card_id IN ({marks}) ORDER BY c.name",  # only placeholders
+        f" WHERE cc.card_id IN ({marks}) ORDER BY lower(c.name)",  # only placeholders
         ids,
     )
     found: dict[int, list[str]] = {}
@@ -84,7 +83,7 @@ def concepts_of(card_ids: Iterable[int]) -> Op[dict[int, tuple[str, ...]]]:
     return {card_id: tuple(names) for card_id, names in found.items()}
 
 
-def load_cards(rows: list[sqlite3.Row]) -> Op[list[Card]]:
+def load_cards(rows: list[Row]) -> Op[list[Card]]:
     """Turn ``cards`` rows into :class:`Card` models, with their concepts."""
     concepts = yield from concepts_of(row["id"] for row in rows)
     return [card_from_row(row, concepts.get(row["id"], ())) for row in rows]

@@ -45,7 +45,7 @@ def get_concept_graph(params: ConceptGraphInput) -> Op[ConceptGraph]:
         keep = {int(r["id"]) for r in rows}
     else:
         centre = yield from fetch_one(
-            "SELECT id FROM concepts WHERE name = ?", (params.concept.strip(),)
+            "SELECT id FROM concepts WHERE lower(name) = lower(?)", (params.concept.strip(),)
         )
         if centre is None:
             raise RecordNotFound(
@@ -67,7 +67,7 @@ def get_concept_graph(params: ConceptGraphInput) -> Op[ConceptGraph]:
     marks = ",".join("?" * len(keep))
     rows = yield from fetch_all(
         "SELECT c.*, (SELECT COUNT(*) FROM card_concepts cc WHERE cc.concept_id = c.id) AS n"
-        f" FROM concepts c WHERE c.id IN ({marks}) ORDER BY c.name",  # only placeholders
+        f" FROM concepts c WHERE c.id IN ({marks}) ORDER BY lower(c.name)",  # only placeholders
         sorted(keep),
     )
     nodes = [

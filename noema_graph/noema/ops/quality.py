@@ -6,14 +6,13 @@ issue found, so an agent flags a whole collection in one call.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Literal
 
 from pydantic import Field
 
 from noema_graph.noema.clock import utc_now
 from noema_graph.noema.content import cloze_deletions, duplicate_deletion, normalise
-from noema_graph.noema.driver import Op, fetch_all
+from noema_graph.noema.driver import Op, Row, fetch_all
 from noema_graph.noema.models import Severity
 from noema_graph.noema.ops.cards import FlagCardInput, flag_card
 from noema_graph.noema.ops.common import OpInput, OpResult, require_deck
@@ -74,7 +73,7 @@ def _issue(card_id: int, kind: IssueKind, detail: str, related: int | None = Non
     )
 
 
-def card_issues(row: sqlite3.Row) -> list[QualityIssue]:
+def card_issues(row: Row) -> list[QualityIssue]:
     """Return the issues visible on one card alone (empty sides, ambiguous clozes)."""
     found: list[QualityIssue] = []
     card_id, front = int(row["id"]), str(row["front"])
@@ -92,7 +91,7 @@ def card_issues(row: sqlite3.Row) -> list[QualityIssue]:
     return found
 
 
-def duplicate_issues(rows: list[sqlite3.Row]) -> list[QualityIssue]:
+def duplicate_issues(rows: list[Row]) -> list[QualityIssue]:
     """Report each later card repeating an earlier one.
 
     Exact: front and back identical after trimming. Near: same front once case, Unicode
