@@ -30,10 +30,12 @@ from noema_graph.cli_errors import (
     EXIT_UNSUCCESSFUL,
     EXIT_USAGE,
     LEARNING_TABLES,
+    DatabaseUrlOpt,
     OneLineErrors,
     check_database,
     check_request,
     exit_code,
+    resolve_database,
     resume_hint,
     say_error,
     usage_error,
@@ -73,14 +75,6 @@ DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file for checkpoints a
 RunDbOpt = Annotated[
     Path | None,
     typer.Option("--db", help=f"SQLite file for checkpoints and memory (default {DEFAULT_DB})."),
-]
-DatabaseUrlOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--database-url",
-        help="Checkpoints and memory in this database instead of --db: sqlite:///FILE or "
-        "postgresql://USER:PASSWORD@HOST:PORT/DB; default: NOEMA_DATABASE_URL, else --db.",
-    ),
 ]
 ThreadOpt = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (new if unset).")]
 JsonOpt = Annotated[
@@ -246,7 +240,7 @@ def run(
 
     show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
-    where = _database(db, database_url)
+    where = resolve_database(db, database_url)
     learning = _learning_store(data, where) if agent is not None else DEFAULT_LEARNING_DB
     recipe = Recipe(
         agent=agent,
@@ -261,32 +255,6 @@ def run(
         cwd=str(Path.cwd()),
     )
     _execute(recipe, where, thread or uuid4().hex[:12], request, yes=yes, show=show)
-
-
-def _database(db: Path | None, url: str | None, *, must_exist: bool = False) -> Path | str:
-    """Return where a run keeps checkpoints and memory: a checked SQLite file, or a URL.
-
-    ``--db`` and ``--database-url`` exclude each other; an explicit ``--db`` wins over
-    ``NOEMA_DATABASE_URL``, which wins over the default file.
-    """
-    from noema_graph.backends import backend_kind, database_url, sqlite_path
-
-    if db is not None and url is not None:
-        usage_error(
-            "--db and --database-url exclude each other",
-            "pass only one (--db FILE is the same as --database-url sqlite:///FILE)",
-        )
-    chosen = db or database_url(explicit=url, env=os.environ, default=DEFAULT_DB)
-    try:
-        kind = backend_kind(chosen)
-    except FieldError as exc:  # an unsupported scheme: the message names the fix
-        say_error(str(exc))
-        raise typer.Exit(EXIT_USAGE) from None
-    if kind == "postgres":
-        return str(chosen)
-    path = sqlite_path(chosen)
-    check_database(path, must_exist=must_exist)
-    return path
 
 
 def _learning_store(data: str | None, where: Path | str) -> Path | str:
@@ -514,7 +482,7 @@ def resume(
     from noema_graph.cli_runs import Recipe, saved_recipe, thread_status
 
     show = _show(quiet, as_json)
-    where = _database(db, database_url, must_exist=True)
+    where = resolve_database(db, database_url, must_exist=True)
     try:
         status, output = thread_status(where, thread)
     except NoemaError as exc:

@@ -18,11 +18,12 @@ imported here, so ``noema-graph --help`` stays fast.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -186,3 +187,40 @@ class OneLineErrors(TyperGroup):
             say_error("aborted")
             sys.exit(EXIT_CANCELLED)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+DatabaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Checkpoints and memory in this database instead of --db: sqlite:///FILE or "
+        "postgresql://USER:PASSWORD@HOST:PORT/DB; default: NOEMA_DATABASE_URL, else --db.",
+    ),
+]
+
+
+def resolve_database(db: Path | None, url: str | None, *, must_exist: bool = False) -> Path | str:
+    """Return where a run keeps checkpoints and memory: a checked SQLite file, or a URL.
+
+    ``--db`` and ``--database-url`` exclude each other; an explicit ``--db`` wins over
+    ``NOEMA_DATABASE_URL``, which wins over the default file.
+    """
+    from noema_graph.backends import backend_kind, database_url, sqlite_path
+    from noema_graph.errors import FieldError
+
+    if db is not None and url is not None:
+        usage_error(
+            "--db and --database-url exclude each other",
+            "pass only one (--db FILE is the same as --database-url sqlite:///FILE)",
+        )
+    chosen = db or database_url(explicit=url, env=os.environ, default=DEFAULT_DB)
+    try:
+        kind = backend_kind(chosen)
+    except FieldError as exc:  # an unsupported scheme: the message names the fix
+        say_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    if kind == "postgres":
+        return str(chosen)
+    path = sqlite_path(chosen)
+    check_database(path, must_exist=must_exist)
+    return path

@@ -28,6 +28,7 @@ from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
 from noema_graph.errors import ConfigurationError
 from noema_graph.hitl import paused_output, pending_of, resume_with
+from noema_graph.noema.location import Location, store_location
 from noema_graph.persistence import serializer
 from noema_graph.state.output import AgentOutput
 
@@ -43,10 +44,10 @@ def _default_model() -> BaseChatModel:
     return make_model()
 
 
-def _graph(name: str, model: BaseChatModel | None, db: Path) -> Any:
+def _graph(name: str, model: BaseChatModel | None, db: Location) -> Any:
     """Return the cached graph of ``name`` over ``db`` for ``model``, building it once."""
     chat = model if model is not None else _default_model()
-    key = (name, str(db.resolve()))
+    key = (name, str(db.resolve()) if isinstance(db, Path) else db)
     with _LOCK:
         cached = _GRAPHS.get(key)
         if cached is None or cached[0] is not chat:
@@ -61,7 +62,8 @@ class RunOptions(TypedDict, total=False):
     Attributes:
         user_id: The learner's name or id in the store (required).
         model: Chat model; None means ``make_model()``.
-        db: Learning store; None means ``noema-learning.sqlite``.
+        db: Learning store: a SQLite path or a ``postgresql://`` URL; None means
+            ``noema-learning.sqlite``.
         timeout_s: The run's time budget in seconds; None keeps the agent's own limit.
     """
 
@@ -84,9 +86,9 @@ def _session(name: str, options: RunOptions, learner: Learner) -> tuple[Any, Run
     return _graph(name, options.get("model"), path), context
 
 
-def _path(options: RunOptions) -> Path:
+def _path(options: RunOptions) -> Location:
     db = options.get("db")
-    return Path(db) if db is not None else DEFAULT_LEARNING_DB
+    return store_location(db) if db is not None else DEFAULT_LEARNING_DB
 
 
 def _user(options: RunOptions) -> str | int:

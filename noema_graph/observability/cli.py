@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from noema_graph.cli_errors import DatabaseUrlOpt, resolve_database
 from noema_graph.observability.logs import configure_logging
 
 if TYPE_CHECKING:  # the event log and metrics load with the command that reads them
@@ -21,8 +22,9 @@ if TYPE_CHECKING:  # the event log and metrics load with the command that reads 
 
 __all__ = ["app", "configure_logging", "events", "stats"]
 
-DEFAULT_DB = Path("noema.sqlite")
-DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file holding the event log.")]
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="SQLite file holding the event log (noema.sqlite).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 app = typer.Typer(help="Run metrics and the event log.", no_args_is_help=True)
@@ -30,33 +32,44 @@ console = Console()
 
 
 def _events_or_exit(
-    db: Path, *, thread: str | None = None, trace: str | None = None
+    where: Path | str, *, thread: str | None = None, trace: str | None = None
 ) -> list[LoggedEvent]:
-    from noema_graph.cli_errors import check_database
-    from noema_graph.observability.eventlog import read_events
+    """Return the events at ``where`` (a checked SQLite file, or a PostgreSQL URL)."""
+    from noema_graph.cli_errors import say_error
+    from noema_graph.errors import NoemaError
+    from noema_graph.observability.pg_eventlog import read_events_at
 
-    check_database(db, must_exist=True)
-    return read_events(db, thread_id=thread, trace_id=trace)
+    try:
+        return read_events_at(where, thread_id=thread, trace_id=trace)
+    except NoemaError as exc:  # PostgreSQL unreachable: one line naming the fix
+        say_error(str(exc))
+        raise typer.Exit(1) from None
 
 
-def _known_thread(db: Path, thread: str) -> bool:
-    """Return True when ``thread`` has checkpoints in ``db`` (a run without logged events)."""
+def _known_thread(where: Path | str, thread: str) -> bool:
+    """Return True when ``thread`` has checkpoints at ``where`` (a run without logged events)."""
+    from noema_graph.backends import open_backend
     from noema_graph.inspect import history
 
-    return bool(history(db, thread))
+    if isinstance(where, Path):
+        return bool(history(where, thread))  # read-only: the file is not set up for writing
+    with open_backend(where) as backend:
+        return backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}}) is not None
 
 
 @app.command()
-def stats(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
+def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
+    from noema_graph.backends import redacted
     from noema_graph.observability.metrics import MetricsRegistry
 
-    summaries = MetricsRegistry.from_events(_events_or_exit(db)).snapshot()
+    where = resolve_database(db, database_url, must_exist=True)
+    summaries = MetricsRegistry.from_events(_events_or_exit(where)).snapshot()
     if as_json:
         typer.echo(json.dumps({k: vars(v) for k, v in summaries.items()}, indent=2))
         return
     if not summaries:
-        console.print(f"no finished runs in {db}")
+        console.print(f"no finished runs in {redacted(str(where))}")
         return
     table = Table("agent", "runs", "success", "avg ms", "avg iter", "avg $", "tools", "errors")
     for name, s in summaries.items():
@@ -77,25 +90,27 @@ def stats(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
 def events(
     thread: Annotated[str, typer.Argument(help="Thread id.")],
     trace: Annotated[str | None, typer.Option("--trace", help="Only this trace id.")] = None,
-    db: DbOpt = DEFAULT_DB,
+    db: DbOpt = None,
+    database_url: DatabaseUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show the event log of a thread (optionally one trace); flags tool calls in flight.
 
     An unknown thread exits with status 2.
     """
+    from noema_graph.backends import redacted
     from noema_graph.cli_errors import usage_error
 
-    found = _events_or_exit(db, thread=thread, trace=trace)
-    if not found and trace is None and not _known_thread(db, thread):
-        usage_error(
-            f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}"
-        )
+    where = resolve_database(db, database_url, must_exist=True)
+    shown = redacted(str(where))
+    found = _events_or_exit(where, thread=thread, trace=trace)
+    if not found and trace is None and not _known_thread(where, thread):
+        usage_error(f"no thread {thread!r} in {shown}", "list them with noema-graph threads")
     if as_json:
         typer.echo(json.dumps([e.as_dict() for e in found], indent=2, default=str))
         return
     if not found:
-        console.print(f"no events for thread {thread!r} in {db}")
+        console.print(f"no events for thread {thread!r} in {shown}")
         return
     done = {(e.trace_id, e.call_id) for e in found if e.type == "tool.completed"}
     table = Table("#", "time", "event", "step", "tool", "status", "details")

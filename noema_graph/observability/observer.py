@@ -122,6 +122,9 @@ class Observer:
             path = getattr(checkpointer, "noema_path", None)  # an async saver of ours
             if path is not None:
                 return EventLog.open(path)
+            from noema_graph.observability.pg_eventlog import event_log_for
+
+            return event_log_for(checkpointer)  # a PostgreSQL saver of open_backend, or None
         except Exception:  # instrumentation never fails a build or a run
             logger.warning("event log unavailable on the checkpointer", exc_info=True)
         return None
