@@ -10,7 +10,8 @@ the store's learners afresh, so nothing is cached between requests.
 
 The model comes from ``make_model()`` (NOEMA_MODEL, else OpenAI with OPENAI_API_KEY, else
 the embedded model) and the learning store from NOEMA_LEARNING_DB (default
-``noema-learning.sqlite``): this module is an edge, so it reads the environment. The learner
+``noema-learning.sqlite``), the tools that wait for approval from NOEMA_CONFIRM_TOOLS: this
+module is an edge, so it reads the environment. The learner
 is given the LangGraph way, ``"context": {"user_id": "ben"}`` (or ``configurable``); see
 :mod:`noema_graph.agents.learner_context`.
 """
@@ -54,13 +55,24 @@ def _db() -> Path:
     return Path(os.environ.get("NOEMA_LEARNING_DB", str(DEFAULT_LEARNING_DB)))
 
 
+def _overrides() -> dict[str, Any]:
+    """Return the approvals the deployment asks for: ``NOEMA_CONFIRM_TOOLS=flag_card,move_card``.
+
+    Like ``noema-graph run --confirm``: a call to a listed tool pauses the run until the caller
+    resumes it with a decision (``Command(resume="approve")``).
+    """
+    names = [n.strip() for n in os.environ.get("NOEMA_CONFIRM_TOOLS", "").split(",")]
+    confirm = tuple(n for n in names if n)
+    return {"confirm_tools": confirm} if confirm else {}
+
+
 def served(graph: Graph) -> Graph:
     """Return ``graph`` with the context schema the server can describe (:class:`ServerContext`)."""
     return graph.copy(update={"context_schema": ServerContext})
 
 
 def _build_agent(name: str) -> Graph:
-    return served(get_graph(name, db=_db()))
+    return served(get_graph(name, db=_db(), overrides=_overrides()))
 
 
 def _build_ask() -> Graph:

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run N Aegra servers of noema-graph on ports FIRST_PORT.. against one PostgreSQL database.
+#
+# Usage: DATABASE_URL=postgresql://... NOEMA_LEARNING_DB=/path/learning.sqlite \
+#          bash deploy/cluster.sh N [FIRST_PORT]
+# Migrates once (deploy/migrate.sh), starts the servers (deploy/serve.sh), waits until each
+# answers /health, and stops them all on Ctrl-C or when one of them exits. Logs go to
+# ${LOG_DIR:-.aegra-logs}/server-PORT.log. Put any HTTP load balancer in front of the ports.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+N="${1:?usage: deploy/cluster.sh N [FIRST_PORT]}"
+FIRST_PORT="${2:-2026}"
+LOG_DIR="${LOG_DIR:-.aegra-logs}"
+mkdir -p "$LOG_DIR"
+bash "$HERE/migrate.sh"
+pids=()
+stop() { for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done; wait; }
+trap stop EXIT INT TERM
+for ((i = 0; i < N; i++)); do
+  port=$((FIRST_PORT + i))
+  bash "$HERE/serve.sh" "$port" >"$LOG_DIR/server-$port.log" 2>&1 &
+  pids+=("$!")
+done
+for ((i = 0; i < N; i++)); do
+  port=$((FIRST_PORT + i))
+  until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do
+    kill -0 "${pids[$i]}" 2>/dev/null || { echo "server on $port exited: see $LOG_DIR/server-$port.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  echo "serving on http://127.0.0.1:$port"
+done
+wait -n
