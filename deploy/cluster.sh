@@ -14,19 +14,23 @@ LOG_DIR="${LOG_DIR:-.aegra-logs}"
 mkdir -p "$LOG_DIR"
 bash "$HERE/migrate.sh"
 pids=()
-stop() { for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done; wait; }
+stop() { for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done; wait; }
 trap stop EXIT INT TERM
-for ((i = 0; i < N; i++)); do
-  port=$((FIRST_PORT + i))
-  bash "$HERE/serve.sh" "$port" >"$LOG_DIR/server-$port.log" 2>&1 &
-  pids+=("$!")
-done
-for ((i = 0; i < N; i++)); do
-  port=$((FIRST_PORT + i))
+ready() {  # wait until server $1 (0-based) answers /health
+  local port=$((FIRST_PORT + $1))
   until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do
-    kill -0 "${pids[$i]}" 2>/dev/null || { echo "server on $port exited: see $LOG_DIR/server-$port.log" >&2; exit 1; }
+    kill -0 "${pids[$1]}" 2>/dev/null || { echo "server on $port exited: see $LOG_DIR/server-$port.log" >&2; exit 1; }
     sleep 0.5
   done
   echo "serving on http://127.0.0.1:$port"
+}
+# The first server starts alone: at start Aegra registers a default assistant per graph, and
+# servers doing that together on a new database collide (one exits on a duplicate key).
+for ((i = 0; i < N; i++)); do
+  port=$((FIRST_PORT + i))
+  setsid bash "$HERE/serve.sh" "$port" >"$LOG_DIR/server-$port.log" 2>&1 &  # own group
+  pids+=("$!")
+  if [ "$i" -eq 0 ]; then ready 0; fi
 done
+for ((i = 1; i < N; i++)); do ready "$i"; done
 wait -n

@@ -155,7 +155,12 @@ class AegraServer:
 def aegra_cluster(
     database_url: str, count: int, env: Mapping[str, str], folder: Path
 ) -> Iterator[list[AegraServer]]:
-    """Migrate ``database_url``, start ``count`` servers together, stop them all on exit."""
+    """Migrate ``database_url``, start ``count`` servers, stop them all on exit.
+
+    The first server starts alone: at start Aegra registers one default assistant per graph,
+    and two servers doing that at once on a new database collide on its primary key (one
+    exits with a UniqueViolationError). The others start together once it answers.
+    """
     migrate(database_url)
     with ExitStack() as stack:
         servers: list[AegraServer] = []
@@ -163,6 +168,8 @@ def aegra_cluster(
             server = AegraServer.launch(database_url, env, folder / f"aegra-{number}.log")
             stack.callback(server.stop)
             servers.append(server)
-        for server in servers:
+            if number == 0:
+                server.wait_ready()
+        for server in servers[1:]:
             server.wait_ready()
         yield servers
