@@ -10,6 +10,11 @@ CLIENTS clients send RUNS runs round-robin over the servers (POST /threads, then
 /threads/{id}/runs/wait); latency is per run, from thread creation to the final state.
 One warm-up run per server (graph import and first build) is not counted.
 
+CPU per run is read from /proc: user + system time, over the measured runs, of the Aegra
+processes, of PostgreSQL's postmaster and backends, and of this process (the clients and the
+model server). Unlike runs/s it hardly depends on what else the machine is doing, and
+cores / CPU per run bounds the throughput.
+
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_scale.py [RUNS] [CLIENTS] [SERVERS...]
 (defaults: 48 runs, 8 clients, servers 1 2 4). Needs Aegra: bash deploy/install_aegra.sh.
 """
@@ -17,6 +22,7 @@ Usage: PYTHONPATH=. .venv/bin/python bench/bench_scale.py [RUNS] [CLIENTS] [SERV
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -38,6 +44,34 @@ POOLS = {  # per server: 4 servers stay well under PostgreSQL's max_connections 
     "LANGGRAPH_MIN_POOL_SIZE": "2",
     "LANGGRAPH_MAX_POOL_SIZE": "16",
 }
+
+
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str]:
+    """Return /proc/PID/stat's fields after the command name (field 3 onwards)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2 :].split()
+
+
+def cpu_s(groups: list[int], parents: list[int]) -> float:
+    """Return the CPU seconds used by the process groups ``groups`` and by ``parents`` with
+    their children (living ones, and exited ones through the parent's cutime/cstime)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = _stat(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        pid, ppid, pgid = int(entry.name), int(fields[1]), int(fields[2])
+        if pgid in groups or ppid in parents or pid in parents:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        if pid in parents:
+            total += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return total * TICK_S
 
 
 def one_run(server: AegraServer, number: int) -> float:
@@ -70,10 +104,16 @@ def measure(
             started = time.perf_counter() - began
             for number, server in enumerate(cluster):  # warm-up: imports, first graph build
                 one_run(server, -1 - number)
+            groups = [server.process.pid for server in cluster]
+            postmaster = [pg.process.pid] if pg.process else []
+            cpu_before = cpu_s(groups, []), cpu_s([], postmaster), time.process_time()
             began = time.perf_counter()
             with ThreadPoolExecutor(clients) as pool:
                 latencies = list(pool.map(lambda n: one_run(cluster[n % servers], n), range(runs)))
             wall = time.perf_counter() - began
+            cpu_servers = cpu_s(groups, []) - cpu_before[0]
+            cpu_pg = cpu_s([], postmaster) - cpu_before[1]
+            cpu_bench = time.process_time() - cpu_before[2]  # the clients and the model
     quantiles = statistics.quantiles(latencies, n=20)
     return {
         "start_s": started,
@@ -81,6 +121,9 @@ def measure(
         "p50_ms": statistics.median(latencies) * 1000,
         "p95_ms": quantiles[18] * 1000,
         "wall_s": wall,
+        "server_cpu_ms": cpu_servers / runs * 1000,
+        "pg_cpu_ms": cpu_pg / runs * 1000,
+        "bench_cpu_ms": cpu_bench / runs * 1000,
     }
 
 
@@ -93,12 +136,15 @@ def main() -> None:
         pg.start()
         with DirectedOpenAIServer().running() as model:
             print(f"{runs} content_generation runs, {clients} clients, scripted model")
-            print("servers  start_s  runs/s  p50_ms  p95_ms  wall_s")
+            header = "servers  start_s  runs/s  p50_ms  p95_ms  wall_s"
+            print(f"{header}  cpu/run: aegra_ms  pg_ms  client+model_ms")
             for servers in counts:
                 row = measure(pg, model, servers, runs, clients)
                 print(
                     f"{servers:7d}  {row['start_s']:7.1f}  {row['runs_per_s']:6.2f}"
                     f"  {row['p50_ms']:6.0f}  {row['p95_ms']:6.0f}  {row['wall_s']:6.1f}"
+                    f"  {row['server_cpu_ms']:17.0f}  {row['pg_cpu_ms']:5.0f}"
+                    f"  {row['bench_cpu_ms']:15.0f}"
                 )
             model.assert_clean()
     finally:
