@@ -176,9 +176,27 @@ def test_two_aegra_servers_share_runs_and_survive_a_kill(
         for thread in threads:
             assert _ok(httpx.get(f"{b.url}/threads/{thread}/state"))["next"] == []
 
+    _assert_runs(database, threads)
     _assert_checkpoint_chains(database, threads)
     _assert_one_ledger_entry_per_call(database, threads)
     assert learning_counts(learning_db) == (RUNS - 1, RUNS - 1, 1)
+
+
+def _assert_runs(database: str, threads: list[str]) -> None:
+    """Aegra's runs: one per thread, plus the resume of the paused and of the killed run.
+
+    The killed run's row stays ``running``: without Redis, Aegra does not reap the runs of a
+    dead server (deploy/README.md); its thread went on in the resume run.
+    """
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT thread_id, array_agg(status ORDER BY created_at) FROM runs GROUP BY 1"
+        ).fetchall()
+    statuses = dict(rows)
+    assert sorted(statuses) == sorted(threads)
+    assert statuses.pop(threads[CONFIRM]) == ["interrupted", "success"]
+    assert statuses.pop(threads[HELD]) == ["running", "success"]
+    assert set(map(tuple, statuses.values())) == {("success",)}
 
 
 def _assert_checkpoint_chains(database: str, threads: list[str]) -> None:
