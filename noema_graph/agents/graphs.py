@@ -12,8 +12,8 @@ The model comes from ``make_model()`` (NOEMA_MODEL, else OpenAI with OPENAI_API_
 the embedded model) and the learning store from NOEMA_LEARNING_DB (a path or a database
 URL), else from NOEMA_DATABASE_URL when that is PostgreSQL (the server's own database, as
 under Aegra: the learning tables sit beside the checkpoints), else ``noema-learning.sqlite``
-(see :func:`noema_graph.noema.location.learning_location`): this module is an edge, so it
-reads the environment. The learner
+(see :func:`noema_graph.noema.location.learning_location`), the tools that wait for approval
+from NOEMA_CONFIRM_TOOLS: this module is an edge, so it reads the environment. The learner
 is given the LangGraph way, ``"context": {"user_id": "ben"}`` (or ``configurable``); see
 :mod:`noema_graph.agents.learner_context`.
 """
@@ -58,13 +58,24 @@ def _db() -> str | Path:
     return learning_location(None, env=os.environ)
 
 
+def _overrides() -> dict[str, Any]:
+    """Return the approvals the deployment asks for: ``NOEMA_CONFIRM_TOOLS=flag_card,move_card``.
+
+    Like ``noema-graph run --confirm``: a call to a listed tool pauses the run until the caller
+    resumes it with a decision (``Command(resume="approve")``).
+    """
+    names = [n.strip() for n in os.environ.get("NOEMA_CONFIRM_TOOLS", "").split(",")]
+    confirm = tuple(n for n in names if n)
+    return {"confirm_tools": confirm} if confirm else {}
+
+
 def served(graph: Graph) -> Graph:
     """Return ``graph`` with the context schema the server can describe (:class:`ServerContext`)."""
     return graph.copy(update={"context_schema": ServerContext})
 
 
 def _build_agent(name: str) -> Graph:
-    return served(get_graph(name, db=_db()))
+    return served(get_graph(name, db=_db(), overrides=_overrides()))
 
 
 def _build_ask() -> Graph:

@@ -1,0 +1,238 @@
+"""Two Aegra servers on one PostgreSQL serve Noema agents: a run moves between them.
+
+Real processes throughout: PostgreSQL from the wheel (:mod:`tests.pg`, as an unprivileged uid
+under root), two Aegra servers started by ``deploy/migrate.sh`` and ``deploy/serve.sh`` on free
+ports of 127.0.0.1, and a deterministic model over HTTP (:mod:`tests.directed_openai`) that
+answers each request by what it asks, so concurrent runs need no shared script.
+
+Sixteen runs are created round-robin through both servers' HTTP API, all at once: fourteen
+``content_generation`` runs that each create one card, one ``governance`` run whose
+``flag_card`` call waits for approval (``NOEMA_CONFIRM_TOOLS``), and one ``content_generation``
+run whose model holds its answer after the tool ran. Server A is then killed with SIGKILL in
+the middle of that run; both the paused run and the killed one are resumed through server B
+and complete. Then the rows are counted: every thread's checkpoints form one unbroken chain
+(no step lost, none written twice), each non-idempotent call has exactly one tool-ledger
+entry (flag_card is idempotent: it has none), and the learning store holds exactly one card
+per create_cards call and one flag.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from noema_graph.noema import LearningStore, write_demo_data
+from noema_graph.noema.driver import fetch_one
+from tests.aegra import AegraServer, aegra_cluster
+from tests.directed_openai import DirectedOpenAIServer
+from tests.pg import PostgresServer
+
+RUNS = 16
+CONFIRM, HELD = 0, 2  # run numbers; even numbers go to server A
+WAIT_S = 120.0
+FLAG_REASON = "scale test: ambiguous front"
+
+
+@pytest.fixture
+def learning_db(tmp_path: Path) -> str:
+    """The learning store both servers share (a SQLite file until it moves to PostgreSQL)."""
+    return str(write_demo_data(tmp_path / "learning.sqlite").path)
+
+
+def _count(sql: str, params: tuple[Any, ...] = ()) -> Any:
+    row = yield from fetch_one(sql, params)
+    assert row is not None
+    return row[0]
+
+
+def learning_counts(url: str) -> tuple[int, int, int]:
+    """Return (scale cards, distinct scale card fronts, scale flags) in the learning store."""
+    cards = "SELECT count(*), count(DISTINCT front) FROM cards WHERE front LIKE 'scale run %'"
+    with LearningStore.open(url) as store:
+        total = store.run(_count(cards), write=False)
+        distinct = store.run(_count(cards.replace("count(*), ", "")), write=False)
+        flags = store.run(
+            _count("SELECT count(*) FROM card_flags WHERE reason = ?", (FLAG_REASON,)),
+            write=False,
+        )
+    return total, distinct, flags
+
+
+def _request(number: int) -> tuple[str, str]:
+    """Return the agent and the message of run ``number`` (a directive for the model)."""
+    if number == CONFIRM:
+        flag = {"card_id": 1, "reason": FLAG_REASON, "severity": "high"}
+        return "governance", f"Flag card 1. @tool flag_card {json.dumps(flag)}"
+    card = {"front": f"scale run {number}", "back": f"answer {number}"}
+    hold = " @hold" if number == HELD else ""
+    directive = json.dumps({"deck_id": 1, "cards": [card]})
+    return "content_generation", f"Add a card.{hold} @tool create_cards {directive}"
+
+
+def _ok(response: httpx.Response) -> Any:
+    assert response.status_code == 200, f"{response.request.url}: {response.text[:2000]}"
+    return response.json()
+
+
+def _start(server: AegraServer, number: int) -> str:
+    """Create run ``number``'s thread on ``server``; return its id."""
+    return _ok(httpx.post(f"{server.url}/threads", json={}, timeout=WAIT_S))["thread_id"]
+
+
+def _wait(server: AegraServer, thread: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Create a run on ``thread`` through ``server`` and return its final values."""
+    body = {"assistant_id": body.pop("agent"), "context": {"user_id": "ada"}, **body}
+    url = f"{server.url}/threads/{thread}/runs/wait"
+    return _ok(httpx.post(url, json=body, timeout=WAIT_S))
+
+
+def _run(server: AegraServer, thread: str, number: int) -> dict[str, Any]:
+    agent, message = _request(number)
+    body = {"agent": agent, "input": {"messages": [{"role": "user", "content": message}]}}
+    return _wait(server, thread, body)
+
+
+@contextmanager
+def _pool(model: DirectedOpenAIServer) -> Iterator[ThreadPoolExecutor]:
+    """Run the clients in threads; a held model answer is let go before they are joined."""
+    pool = ThreadPoolExecutor(RUNS)
+    try:
+        yield pool
+    finally:
+        model.release()
+        pool.shutdown()
+
+
+@pytest.fixture
+def model() -> Iterator[DirectedOpenAIServer]:
+    with DirectedOpenAIServer().running() as served:
+        yield served
+    served.assert_clean()
+
+
+def test_two_aegra_servers_share_runs_and_survive_a_kill(
+    aegra: Path,
+    pg_server: PostgresServer,
+    tmp_path: Path,
+    learning_db: str,
+    model: DirectedOpenAIServer,
+) -> None:
+    database = pg_server.create_database("aegra_scale")
+    env = {
+        "NOEMA_MODEL": model.spec,
+        "NOEMA_LEARNING_DB": learning_db,
+        "NOEMA_CONFIRM_TOOLS": "flag_card",
+    }
+    with aegra_cluster(database, 2, env, tmp_path) as servers, _pool(model) as pool:
+        a, b = servers
+        threads = [_start(servers[n % 2], n) for n in range(RUNS)]
+        futures: list[Future[dict[str, Any]]] = [
+            pool.submit(_run, servers[n % 2], threads[n], n) for n in range(RUNS)
+        ]
+        others = [f for n, f in enumerate(futures) if n != HELD]
+        wait(others, timeout=WAIT_S)
+        outputs = {n: f.result(timeout=0) for n, f in enumerate(futures) if n != HELD}
+        for number, values in outputs.items():
+            if number != CONFIRM:
+                assert values["output"]["success"] is True, (number, values.get("output"))
+
+        # the governance run waits for approval of its flag_card call
+        assert not outputs[CONFIRM].get("output"), outputs[CONFIRM]["output"]
+        paused = _ok(httpx.get(f"{b.url}/threads/{threads[CONFIRM]}/state"))
+        assert paused["next"] == ["review_tools"], paused["next"]
+        (confirm,) = paused["tasks"][0]["interrupts"]
+        assert confirm["value"]["calls"][0]["name"] == "flag_card"
+
+        # the held run is in the middle: its card is written, its model answer is pending
+        assert model.held.wait(WAIT_S), "the held run never reached its model call"
+        assert not futures[HELD].done()
+        a.kill()
+        model.release()
+        with pytest.raises(httpx.TransportError):
+            futures[HELD].result(timeout=WAIT_S)
+        assert not a.alive()
+
+        # both runs go on through server B
+        approved = _wait(
+            b, threads[CONFIRM], {"agent": "governance", "command": {"resume": "approve"}}
+        )
+        assert approved["output"]["success"] is True, approved["output"]
+        assert approved["output"]["result"]["flagged"][0]["card_id"] == 1
+        # the killed run resumes from its last checkpoint: its card was written before the kill
+        crashed = _ok(httpx.get(f"{b.url}/threads/{threads[HELD]}/state"))
+        assert crashed["next"], "the killed run had no step left"
+        assert learning_counts(learning_db)[0] == RUNS - 1
+        resume = {"agent": "content_generation", "input": None, "checkpoint": crashed["checkpoint"]}
+        resumed = _wait(b, threads[HELD], resume)
+        assert resumed["output"]["success"] is True, resumed["output"]
+        for thread in threads:
+            assert _ok(httpx.get(f"{b.url}/threads/{thread}/state"))["next"] == []
+
+    _assert_runs(database, threads)
+    _assert_checkpoint_chains(database, threads)
+    _assert_one_ledger_entry_per_call(database, threads)
+    assert learning_counts(learning_db) == (RUNS - 1, RUNS - 1, 1)
+
+
+def _assert_runs(database: str, threads: list[str]) -> None:
+    """Aegra's runs: one per thread, plus the resume of the paused and of the killed run.
+
+    The killed run's row stays ``running``: without Redis, Aegra does not reap the runs of a
+    dead server (deploy/README.md); its thread went on in the resume run.
+    """
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT thread_id, array_agg(status ORDER BY created_at) FROM runs GROUP BY 1"
+        ).fetchall()
+    statuses = dict(rows)
+    assert sorted(statuses) == sorted(threads)
+    assert statuses.pop(threads[CONFIRM]) == ["interrupted", "success"]
+    assert statuses.pop(threads[HELD]) == ["running", "success"]
+    assert set(map(tuple, statuses.values())) == {("success",)}
+
+
+def _assert_checkpoint_chains(database: str, threads: list[str]) -> None:
+    """Each thread's checkpoints: one per step, no gap, each parent present."""
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT thread_id, count(*), count(DISTINCT metadata->>'step'),"
+            " max((metadata->>'step')::int) - min((metadata->>'step')::int) + 1"
+            " FROM checkpoints WHERE checkpoint_ns = '' AND thread_id = ANY(%s)"
+            " GROUP BY thread_id",
+            (threads,),
+        ).fetchall()
+        orphans = conn.execute(
+            "SELECT count(*) FROM checkpoints c WHERE c.parent_checkpoint_id IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM checkpoints p WHERE p.thread_id = c.thread_id"
+            " AND p.checkpoint_ns = c.checkpoint_ns"
+            " AND p.checkpoint_id = c.parent_checkpoint_id)"
+        ).fetchone()
+    assert len(rows) == len(threads)
+    for thread, count, steps, span in rows:
+        assert count == steps == span, f"thread {thread}: {count} checkpoints, {steps} steps"
+        assert count >= 4, f"thread {thread}: only {count} checkpoints"
+    assert orphans == (0,)
+
+
+def _assert_one_ledger_entry_per_call(database: str, threads: list[str]) -> None:
+    """One ledger entry per create_cards call (non-idempotent), settled as done.
+
+    flag_card is idempotent (an upsert), so the governance run has no ledger entry.
+    """
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT prefix, key, value FROM store WHERE prefix LIKE 'noema.tool_ledger.%'"
+        ).fetchall()
+    ledgered = [t for n, t in enumerate(threads) if n != CONFIRM]
+    assert sorted(prefix.rsplit(".", 1)[1] for prefix, _, _ in rows) == sorted(ledgered)
+    assert [(value["tool"], value["status"]) for _, _, value in rows] == [
+        ("create_cards", "done")
+    ] * len(ledgered)
