@@ -11,7 +11,8 @@ checkpointer and Store (the tool ledger lives in the Store, so it follows).
   psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
   with the same allow-list as on SQLite (:func:`noema_graph.persistence.serializer`). The
   tables are created or migrated when the backend opens, under an advisory lock, so several
-  processes may open one database at once.
+  processes may open one database at once. Given an ``embedder`` and a server with pgvector,
+  the Store gets a vector index: memories are embedded on write and ranked in the database.
 
 :data:`DATABASE_URL_ENV` is read only at the edge (the CLI), never here.
 
@@ -23,6 +24,7 @@ yet: the ``inspect``/``threads``/``prune`` commands.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import sys
 from collections.abc import AsyncGenerator, Generator, Mapping
@@ -40,10 +42,14 @@ from urllib.parse import urlsplit, urlunsplit
 from noema_graph.errors import ConfigurationError, NoemaError
 
 if TYPE_CHECKING:  # the CLI imports this module at start: LangGraph and psycopg load on use
+    from langchain_core.embeddings import Embeddings
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.store.base import BaseStore
+    from langgraph.store.postgres.base import PostgresIndexConfig
     from psycopg import AsyncConnection, Connection
     from psycopg.rows import DictRow
+
+logger = logging.getLogger(__name__)
 
 DATABASE_URL_ENV = "NOEMA_DATABASE_URL"
 """The environment variable the CLI reads a database URL from."""
@@ -128,12 +134,17 @@ def database_url(
 
 
 @contextmanager
-def open_backend(url: str | Path, *, pool_size: int = POOL_MAX_SIZE) -> Generator[Backend]:
+def open_backend(
+    url: str | Path, *, pool_size: int = POOL_MAX_SIZE, embedder: Embeddings | None = None
+) -> Generator[Backend]:
     """Open the checkpointer and Store that ``url`` names; close them at the end.
 
     Args:
         url: ``sqlite:///path``, a file path, or ``postgresql://...``.
         pool_size: Most PostgreSQL connections this backend opens (ignored for SQLite).
+        embedder: On PostgreSQL with pgvector, the Store embeds memories with it and ranks
+            them in the database (``PostgresStore`` with an ``index``); without pgvector, or
+            on SQLite, the memory manager embeds and ranks in Python as before.
 
     Raises:
         ConfigurationError: the URL names no supported backend, or its driver is missing.
@@ -141,7 +152,9 @@ def open_backend(url: str | Path, *, pool_size: int = POOL_MAX_SIZE) -> Generato
         DamagedFileError: the SQLite file is damaged (see :mod:`noema_graph.persistence`).
     """
     opened: AbstractContextManager[Backend] = (
-        _postgres(str(url), pool_size) if backend_kind(url) == "postgres" else _sqlite(url)
+        _postgres(str(url), pool_size, embedder)
+        if backend_kind(url) == "postgres"
+        else _sqlite(url)
     )
     with opened as backend:
         yield backend
@@ -149,11 +162,11 @@ def open_backend(url: str | Path, *, pool_size: int = POOL_MAX_SIZE) -> Generato
 
 @asynccontextmanager
 async def open_async_backend(
-    url: str | Path, *, pool_size: int = POOL_MAX_SIZE
+    url: str | Path, *, pool_size: int = POOL_MAX_SIZE, embedder: Embeddings | None = None
 ) -> AsyncGenerator[Backend]:
     """Async :func:`open_backend`: an async checkpointer and Store (same URLs and errors)."""
     opened: AbstractAsyncContextManager[Backend] = (
-        _async_postgres(str(url), pool_size)
+        _async_postgres(str(url), pool_size, embedder)
         if backend_kind(url) == "postgres"
         else _async_sqlite(url)
     )
@@ -220,7 +233,7 @@ def _pool_options(pool_size: int) -> dict[str, Any]:
 
 
 @contextmanager
-def _postgres(url: str, pool_size: int) -> Generator[Backend]:
+def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generator[Backend]:
     try:
         from langgraph.checkpoint.postgres import PostgresSaver
         from langgraph.store.postgres import PostgresStore
@@ -238,10 +251,30 @@ def _postgres(url: str, pool_size: int) -> Generator[Backend]:
     with pool:
         saver = PostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
-        store = PostgresStore(pool)
         with pool.connection() as conn:
+            index = _vector_index(embedder, _has_pgvector(conn.execute(PGVECTOR).fetchone()))
+            store = PostgresStore(pool, index=index)
             _locked_setup(conn, saver, store)
         yield Backend("postgres", saver, store)
+
+
+PGVECTOR = "SELECT 1 AS found FROM pg_available_extensions WHERE name = 'vector'"
+"""Whether the server can create pgvector's extension (the Store's setup creates it)."""
+
+
+def _has_pgvector(row: object) -> bool:
+    return row is not None
+
+
+def _vector_index(embedder: Embeddings | None, available: bool) -> PostgresIndexConfig | None:
+    """Return the Store's vector index for ``embedder``, or None (memory ranks in Python)."""
+    if embedder is None:
+        return None
+    if not available:
+        logger.warning("pgvector is not installed on the server: memory is ranked in Python")
+        return None
+    dims = int(getattr(embedder, "dims", 0) or len(embedder.embed_query("dimensions")))
+    return {"dims": dims, "embed": embedder, "fields": ["value"]}
 
 
 def _locked_setup(conn: Connection[DictRow], *backends: Any) -> None:
@@ -255,7 +288,9 @@ def _locked_setup(conn: Connection[DictRow], *backends: Any) -> None:
 
 
 @asynccontextmanager
-async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
+async def _async_postgres(
+    url: str, pool_size: int, embedder: Embeddings | None
+) -> AsyncGenerator[Backend]:
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from langgraph.store.postgres.aio import AsyncPostgresStore
@@ -275,8 +310,9 @@ async def _async_postgres(url: str, pool_size: int) -> AsyncGenerator[Backend]:
     async with pool:
         saver = AsyncPostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)
-        store = AsyncPostgresStore(pool)
         async with pool.connection() as conn:
+            found = await (await conn.execute(PGVECTOR)).fetchone()
+            store = AsyncPostgresStore(pool, index=_vector_index(embedder, _has_pgvector(found)))
             await _async_locked_setup(conn, saver, store)
         yield Backend("postgres", saver, store)
 

@@ -92,9 +92,12 @@ def open_graph(
     """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``.
 
     The learning store of the Noema agents is ``recipe.data``: a SQLite file or a database
-    URL, or ``db`` itself (:data:`RUN_DATABASE`).
+    URL, or ``db`` itself (:data:`RUN_DATABASE`). On PostgreSQL with pgvector the memory is
+    embedded and ranked by the database (the same offline embedder as on SQLite).
     """
-    with open_backend(db) as backend:
+    from noema_graph.memory.embedders import default_embedder
+
+    with open_backend(db, embedder=default_embedder()) as backend:
         saver, store = backend.checkpointer, backend.store
         if recipe.agent is None:
             config = AgentConfig(
