@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -139,20 +140,21 @@ Action Input: {"query": "Q"}
 The Final Answer is then the fact it found."""
 
 
-def react_hints(tool_names: Sequence[str]) -> str:
-    """Return the ReAct prompt's hints for ``tool_names``: its code and search patterns.
+def react_hints(tool_names: Sequence[str], task: str = "") -> str:
+    """Return the ReAct prompt's hint for ``tool_names`` and ``task``: one tool pattern.
 
-    Measured on the embedded model (``bench/bench_quality.py``): without the code pattern it
-    worked sums out in its head, wrongly; with it, it calls the code tool. With the code
-    pattern alone it also sent lookups to the code tool, so a search tool gets its own
-    pattern, after it.
+    Measured on the embedded model (``bench/bench_quality.py``, 10 sums and 10 lookups):
+    without the code pattern it worked sums out in its head, wrongly; with it, it called the
+    code tool for everything, lookups included (0/10 lookups); with both patterns it followed
+    the last one shown and sent sums to the search tool (3/10 sums). So one pattern is shown,
+    picked like a few-shot example selector: the code pattern when the task (goal and step)
+    holds a figure, else the search pattern; either one alone when only its tool is there.
     """
-    hints = [
-        Template(hint).substitute(tool=found)
-        for names, hint in ((CODE_TOOLS, CODE_HINT), (SEARCH_TOOLS, SEARCH_HINT))
-        if (found := next((name for name in tool_names if name in names), None)) is not None
-    ]
-    return "".join(hints)
+    code = next((name for name in tool_names if name in CODE_TOOLS), None)
+    search = next((name for name in tool_names if name in SEARCH_TOOLS), None)
+    if code is not None and (search is None or re.search(r"\d", task)):
+        return Template(CODE_HINT).substitute(tool=code)
+    return "" if search is None else Template(SEARCH_HINT).substitute(tool=search)
 
 
 OBSERVATION_NUDGE = "If this answers the current step, give the Final Answer now."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import uuid4
 
@@ -87,6 +87,10 @@ def _step_model(state: AgentState, deps: AgentDeps, tools: list[BaseTool]) -> Ru
     return deps.step_model(tools)
 
 
+NEXT_STEP = "Now do step"
+"""Opens the turn that hands a new plan step to the model (not the user's request)."""
+
+
 def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
     step = plan.current_step if plan else None
     return {
@@ -97,6 +101,13 @@ def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
         "step": step.description if step else "Answer the request.",
         "results": results_text(plan),
     }
+
+
+def _task_text(messages: Sequence[AnyMessage], fields: Mapping[str, Any]) -> str:
+    """Return what the step is about: the user's latest request, the goal and the step."""
+    requests = (m.text for m in reversed(messages) if isinstance(m, HumanMessage))
+    request = next((r for r in requests if not r.startswith(NEXT_STEP)), "")
+    return f"{request} {fields['goal']} {fields['step']}"
 
 
 def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
@@ -125,12 +136,12 @@ def build_prompt(
     messages: list[AnyMessage] = [*state.get("messages", []), *extra]
     if messages and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
         # the previous step ended with an answer: hand the turn back to the user side
-        messages.append(HumanMessage(f"Now do step {fields['step_number']}: {fields['step']}"))
+        messages.append(HumanMessage(f"{NEXT_STEP} {fields['step_number']}: {fields['step']}"))
     if deps.protocol == "react":
         system = REACT.render(
             agent_name=deps.config.name,
             tools=tools_text(tools),
-            hints=react_hints([tool.name for tool in tools]),
+            hints=react_hints([t.name for t in tools], _task_text(messages, fields)),
             extra=answer_only_note(state, deps.config) or "",
             **{k: v for k, v in fields.items() if k != "plan"},
         )

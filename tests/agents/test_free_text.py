@@ -78,15 +78,20 @@ def test_the_react_prompt_holds_nothing_to_copy_as_an_answer() -> None:
     assert "<" not in OBSERVATION_NUDGE
 
 
-def test_the_tool_patterns_show_only_with_their_tools() -> None:
+def test_one_tool_pattern_is_shown_picked_by_the_task() -> None:
     @tool
     def python_executor(code: str) -> str:
         """Run code."""
         return code
 
-    assert react_hints(["bash"]) == ""
-    assert "python_executor" not in react_hints(["search"])
-    hint = react_hints(["search", python_executor.name])
-    assert '{"code": "print(X * Y)"}' in hint and "Action: python_executor" in hint
-    assert hint.index("python_executor") < hint.index('{"query": "Q"}')  # code first
-    assert not re.search(r"\d", hint)  # letters, never figures a model could copy
+    both = ["search", python_executor.name]
+    assert react_hints(["bash"], "What is 17 times 23?") == ""
+    sums = react_hints(both, "What is 17 times 23?")
+    assert '{"code": "print(X * Y)"}' in sums and "Action: python_executor" in sums
+    assert '{"query": "Q"}' not in sums  # the model follows the last pattern it reads
+    lookup = react_hints(both, "Look up the Kestrel budget")
+    assert '{"query": "Q"}' in lookup and "python_executor" not in lookup
+    assert "Action: search" in react_hints(["search"], "What is 17 times 23?")  # its only tool
+    assert "Action: python_executor" in react_hints([python_executor.name], "Look up X")
+    for hint in (sums, lookup):
+        assert not re.search(r"\d", hint)  # letters, never figures a model could copy

@@ -138,3 +138,31 @@ def test_a_react_answer_loses_its_loop_unless_it_is_json(
     model = scripted(text(f"Thought: t\nFinal Answer: {answer}"))
     update = run(execute_step(_state(), runtime(), deps(model, protocol="react")), path)
     assert update["plan"].steps[0].result == (result or answer)
+
+
+def test_the_react_prompt_shows_the_pattern_the_users_request_asks_for() -> None:
+    from langchain_core.tools import tool
+
+    from noema_graph.nodes.execute_step import build_prompt
+
+    @tool
+    def python_executor(code: str) -> str:
+        """Run code."""
+        return code
+
+    @tool
+    def search(query: str) -> str:
+        """Look facts up."""
+        return query
+
+    tools = [python_executor, search]
+    react = deps(protocol="react", tools=tools)
+
+    def system(request: str, *later: BaseMessage) -> str:
+        state = _state(messages=[HumanMessage(request), *later])
+        return build_prompt(state, react, tools, [])[0].text  # type: ignore[arg-type]
+
+    assert "Action: python_executor" in system("What is 17 times 23?")
+    assert "Action: search" in system("Look up the Kestrel budget")
+    # a later step's turn ("Now do step 2: ...") carries a figure of its own: not a sum
+    assert "Action: search" in system("Look up the Kestrel budget", AIMessage("done"))
