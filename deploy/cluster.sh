@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run N Aegra servers of noema-graph on ports FIRST_PORT.. against one PostgreSQL database.
 #
-# Usage: DATABASE_URL=postgresql://... NOEMA_LEARNING_DB=/path/learning.sqlite \
+# Usage: DATABASE_URL=postgresql://... \
 #          bash deploy/cluster.sh N [FIRST_PORT]
 # Migrates once (deploy/migrate.sh), starts the servers (deploy/serve.sh), waits until each
 # answers /health, and stops them all on Ctrl-C or when one of them exits. Logs go to

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Serve noema-graph's langgraph.json with one Aegra process on PORT against DATABASE_URL.
 #
-# Usage: DATABASE_URL=postgresql://... NOEMA_LEARNING_DB=/path/learning.sqlite \
-#          bash deploy/serve.sh PORT [HOST]
+# Usage: DATABASE_URL=postgresql://... bash deploy/serve.sh PORT [HOST]
+# The Noema learning store is the same database unless NOEMA_LEARNING_DB names another (a
+# file or a URL): NOEMA_DATABASE_URL defaults to DATABASE_URL.
 # HOST defaults to 127.0.0.1. Run deploy/migrate.sh once first: servers skip migrations at
 # start (RUN_MIGRATIONS_ON_STARTUP=false), so N of them start together without racing.
 # The model comes from NOEMA_MODEL (or OPENAI_API_KEY, else the embedded model); tools that
@@ -16,6 +17,7 @@ HOST="${2:-127.0.0.1}"
 : "${DATABASE_URL:?set DATABASE_URL=postgresql://user:password@host:5432/dbname}"
 [ -x "$VENV/bin/aegra" ] || { echo "no Aegra in $VENV: run bash deploy/install_aegra.sh" >&2; exit 1; }
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's noema_graph first
+export NOEMA_DATABASE_URL="${NOEMA_DATABASE_URL:-$DATABASE_URL}"  # one URL for everything
 export RUN_MIGRATIONS_ON_STARTUP="${RUN_MIGRATIONS_ON_STARTUP:-false}"
 export LOG_LEVEL="${LOG_LEVEL:-WARNING}"
 exec "$VENV/bin/aegra" serve --host "$HOST" --port "$PORT" -c "$ROOT/langgraph.json"

@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from noema_graph import doctor_cli, inspect_cli
+from noema_graph import cli_db, doctor_cli, inspect_cli
 from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
@@ -527,6 +527,7 @@ def prune(
 
 mcp_app = typer.Typer(no_args_is_help=True, help="Model Context Protocol server.")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(cli_db.app, name="db")
 
 
 @mcp_app.command("serve")

@@ -42,25 +42,25 @@ FLAG_REASON = "scale test: ambiguous front"
 
 
 @pytest.fixture
-def learning_db(tmp_path: Path) -> str:
-    """The learning store both servers share (a SQLite file until it moves to PostgreSQL)."""
-    return str(write_demo_data(tmp_path / "learning.sqlite").path)
+def learning_db(pg_server: PostgresServer) -> str:
+    """The database both servers share, with the demo learners: one URL for everything."""
+    return str(write_demo_data(pg_server.create_database("aegra_scale")).path)
 
 
 def _count(sql: str, params: tuple[Any, ...] = ()) -> Any:
     row = yield from fetch_one(sql, params)
     assert row is not None
-    return row[0]
+    return int(row["n"])
 
 
 def learning_counts(url: str) -> tuple[int, int, int]:
     """Return (scale cards, distinct scale card fronts, scale flags) in the learning store."""
-    cards = "SELECT count(*), count(DISTINCT front) FROM cards WHERE front LIKE 'scale run %'"
+    cards = "FROM cards WHERE front LIKE 'scale run %'"
     with LearningStore.open(url) as store:
-        total = store.run(_count(cards), write=False)
-        distinct = store.run(_count(cards.replace("count(*), ", "")), write=False)
+        total = store.run(_count(f"SELECT count(*) AS n {cards}"), write=False)
+        distinct = store.run(_count(f"SELECT count(DISTINCT front) AS n {cards}"), write=False)
         flags = store.run(
-            _count("SELECT count(*) FROM card_flags WHERE reason = ?", (FLAG_REASON,)),
+            _count("SELECT count(*) AS n FROM card_flags WHERE reason = ?", (FLAG_REASON,)),
             write=False,
         )
     return total, distinct, flags
@@ -125,7 +125,7 @@ def test_two_aegra_servers_share_runs_and_survive_a_kill(
     learning_db: str,
     model: DirectedOpenAIServer,
 ) -> None:
-    database = pg_server.create_database("aegra_scale")
+    database = learning_db  # checkpoints, Store, Aegra's tables and the learning store
     env = {
         "NOEMA_MODEL": model.spec,
         "NOEMA_LEARNING_DB": learning_db,
