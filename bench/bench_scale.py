@@ -96,9 +96,9 @@ def measure(
     pg: PostgresServer, model: DirectedOpenAIServer, servers: int, runs: int, clients: int
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
-        learning = write_demo_data(Path(folder) / "learning.sqlite").path
         database = pg.create_database(f"bench_{servers}")
-        env = {"NOEMA_MODEL": model.spec, "NOEMA_LEARNING_DB": str(learning), **POOLS}
+        write_demo_data(database)  # one database: checkpoints, Store, Aegra, learning store
+        env = {"NOEMA_MODEL": model.spec, "NOEMA_LEARNING_DB": database, **POOLS}
         began = time.perf_counter()
         with aegra_cluster(database, servers, env, Path(folder)) as cluster:
             started = time.perf_counter() - began
