@@ -189,7 +189,9 @@ def parse_structured(
     if not isinstance(response, dict):
         return None, Usage(), f"unexpected structured response {type(response).__name__}"
     raw = response.get("raw")
-    usage = usage_of(as_ai_message(raw), deps) if isinstance(raw, BaseMessage) else Usage()
+    usage = (
+        usage_of(as_ai_message(_unparsed(raw)), deps) if isinstance(raw, BaseMessage) else Usage()
+    )
     parsed = response.get("parsed")
     error: object = response.get("parsing_error")
     if isinstance(parsed, dict):
@@ -205,12 +207,26 @@ def parse_structured(
     return None, usage, f"invalid {schema.__name__}: {safe_str(error)}"
 
 
+def _unparsed(raw: BaseMessage) -> BaseMessage:
+    """Return ``raw`` without the parsed object ChatOpenAI's json_schema mode keeps in it.
+
+    That object is ``response["parsed"]`` already; left in ``additional_kwargs`` it would be
+    "repaired" (made plain) with a warning on every structured call.
+    """
+    extra = raw.additional_kwargs
+    if "parsed" not in extra:
+        return raw
+    return raw.model_copy(
+        update={"additional_kwargs": {k: v for k, v in extra.items() if k != "parsed"}}
+    )
+
+
 def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMessage]:
     """Return the rejected answer and why it was rejected, to send back to the model."""
     raw = response.get("raw") if isinstance(response, dict) else None
     said = ""
     if isinstance(raw, AIMessage):
-        message = normalize_message(raw).message  # parse_structured logged its repairs
+        message = normalize_message(_unparsed(raw)).message  # parse_structured logged repairs
         said = message.text or "".join(json.dumps(c["args"]) for c in message.tool_calls)
     rejected = [AIMessage(content=said[:FEEDBACK_CHARS])] if said else []
     return [

@@ -138,3 +138,22 @@ def test_call_model_returns_the_response(scripted: Any, path: Path) -> None:
 def test_retry_policy_retries_transient_errors_model_retries_times() -> None:
     policy = retry_policy(deps(model_retries=4))
     assert policy.max_attempts == 4 and policy.retry_on is TransientModelError
+
+
+def test_the_parsed_object_of_json_schema_mode_is_no_repair(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from noema_graph.nodes.llm import parse_structured
+
+    draft = PlanDraft(goal="g", steps=["s"])
+    raw = AIMessage(
+        content=draft.model_dump_json(),
+        additional_kwargs={"parsed": draft},  # what ChatOpenAI's json_schema mode returns
+        usage_metadata={"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+    )
+    with caplog.at_level(logging.WARNING, logger="noema_graph.nodes.llm"):
+        parsed, usage, error = parse_structured(
+            {"raw": raw, "parsed": draft, "parsing_error": None}, PlanDraft, deps()
+        )
+    assert error is None and parsed == draft and usage.total_tokens == 5
+    assert "repaired" not in caplog.text
