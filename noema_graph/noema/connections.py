@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, LiteralString, cast
+from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 import aiosqlite
 
@@ -123,6 +123,18 @@ def _postgres_outcome(rows: list[DictRow], returns_id: bool, rowcount: int) -> O
     return Outcome(rows, lastrowid, rowcount)
 
 
+def _connect_options(url: str) -> dict[str, Any]:
+    """Return psycopg's connection settings of the learning store (sync and async alike)."""
+    from psycopg.rows import dict_row
+
+    return {
+        "autocommit": True,  # the driver sends BEGIN and COMMIT itself
+        "row_factory": dict_row,
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "options": _server_options(url),
+    }
+
+
 def _server_options(url: str) -> str:
     """Return the URL's own ``options`` with the writers' lock wait capped (``lock_timeout``)."""
     from psycopg.conninfo import conninfo_to_dict
@@ -162,18 +174,12 @@ class PostgresConnection:
         """
         _import_psycopg()
         import psycopg
-        from psycopg.rows import DictRow, dict_row
+        from psycopg.rows import DictRow
 
         from noema_graph.backends import unavailable_error
 
         try:
-            raw = psycopg.Connection[DictRow].connect(
-                url,
-                autocommit=True,  # the driver sends BEGIN and COMMIT itself
-                row_factory=dict_row,
-                connect_timeout=CONNECT_TIMEOUT_S,
-                options=_server_options(url),
-            )
+            raw = psycopg.Connection[DictRow].connect(url, **_connect_options(url))
         except psycopg.OperationalError as exc:
             raise unavailable_error(url, exc) from exc
         return cls(raw)
@@ -277,18 +283,12 @@ class AsyncPostgresConnection:
         """Connect to ``url`` (same errors as :meth:`PostgresConnection.open`)."""
         _import_psycopg()
         import psycopg
-        from psycopg.rows import DictRow, dict_row
+        from psycopg.rows import DictRow
 
         from noema_graph.backends import unavailable_error
 
         try:
-            raw = await psycopg.AsyncConnection[DictRow].connect(
-                url,
-                autocommit=True,
-                row_factory=dict_row,
-                connect_timeout=CONNECT_TIMEOUT_S,
-                options=_server_options(url),
-            )
+            raw = await psycopg.AsyncConnection[DictRow].connect(url, **_connect_options(url))
         except psycopg.OperationalError as exc:
             raise unavailable_error(url, exc) from exc
         return cls(raw)

@@ -103,6 +103,37 @@ class LoggedEvent:
         return {name: getattr(self, name) for name in _COLUMNS}
 
 
+def query_sql(
+    *,
+    thread_id: str | None,
+    trace_id: str | None,
+    types: Iterable[str] | None,
+    limit: int | None,
+) -> tuple[str, list[Any]]:
+    """Return the SELECT of :meth:`EventLog.query` (``?`` placeholders) and its parameters.
+
+    One query for both logs: the PostgreSQL one translates the placeholders.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (("thread_id", thread_id), ("trace_id", trace_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if types is not None:
+        wanted = list(types)
+        where.append(f"type IN ({', '.join('?' * len(wanted))})")
+        params.extend(wanted)
+    sql = f"SELECT {', '.join(_COLUMNS)} FROM {TABLE}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY seq"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return sql, params
+
+
 class EventLog(Closeable):
     """Append events to, and query them from, the ``noema_events`` table of a SQLite file.
 
@@ -161,28 +192,13 @@ class EventLog(Closeable):
         limit: int | None = None,
     ) -> list[LoggedEvent]:
         """Return events in the order they were written, filtered by thread, trace and type."""
-        where: list[str] = []
-        params: list[Any] = []
-        if thread_id is not None:
-            where.append("thread_id = ?")
-            params.append(thread_id)
-        if trace_id is not None:
-            where.append("trace_id = ?")
-            params.append(trace_id)
-        if types is not None:
-            wanted = list(types)
-            where.append(f"type IN ({', '.join('?' * len(wanted))})")
-            params.extend(wanted)
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM {TABLE}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        sql, params = query_sql(thread_id=thread_id, trace_id=trace_id, types=types, limit=limit)
+        return [_event(row) for row in self._rows(sql, params)]
+
+    def _rows(self, sql: str, params: list[Any]) -> list[Sequence[Any]]:
+        """Return the rows of a SELECT, values in column order (PostgreSQL overrides it)."""
         with self.lock:
-            rows = self.conn.execute(sql, params).fetchall()
-        return [_event(row) for row in rows]
+            return self.conn.execute(sql, params).fetchall()
 
     def in_flight(
         self, *, thread_id: str | None = None, trace_id: str | None = None

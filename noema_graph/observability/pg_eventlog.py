@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -132,40 +132,10 @@ class PostgresEventLog(EventLog):
         outcome = _statement(self.url, Statement(sql, values))
         return int(outcome.rows[0]["seq"])
 
-    def query(
-        self,
-        *,
-        thread_id: str | None = None,
-        trace_id: str | None = None,
-        types: Iterable[str] | None = None,
-        limit: int | None = None,
-    ) -> list[LoggedEvent]:
-        """Return events in the order they were written, filtered by thread, trace and type."""
-        where: list[str] = []
-        params: list[Any] = []
-        for column, value in (("thread_id", thread_id), ("trace_id", trace_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if types is not None:
-            wanted = list(types)
-            where.append(f"type IN ({', '.join('?' * len(wanted))})")
-            params.extend(wanted)
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM {TABLE}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+    def _rows(self, sql: str, params: list[Any]) -> list[Sequence[Any]]:
+        """Return the rows of :meth:`EventLog.query`'s SELECT, read on PostgreSQL."""
         outcome = _statement(self.url, Statement(sql, params))
-        return [_event(row) for row in outcome.rows]
-
-
-def _event(row: Any) -> LoggedEvent:
-    values = {name: row[name] for name in _COLUMNS}
-    values["data"] = json.loads(values["data"] or "{}")
-    return LoggedEvent(**values)
+        return [tuple(row[name] for name in _COLUMNS) for row in outcome.rows]
 
 
 def read_events_at(
