@@ -132,29 +132,61 @@ SEARCH_TOOLS = ("search",)
 
 SEARCH_HINT = """
 
-Facts from documents go to ${tool}. The pattern, where Q stands for the request's own key \
-words:
-Thought: I look up Q with ${tool}.
+Facts from documents go to ${tool}, searched with the request's key words:
+Thought: I look up ${query} with ${tool}.
 Action: ${tool}
-Action Input: {"query": "Q"}
+Action Input: {"query": "${query}"}
 The Final Answer is then the fact it found."""
 
+ARITHMETIC = re.compile(
+    r"\d\s*[-+*/^%x\u00d7]\s*\d|\b(?:times|plus|minus|divided|percent|power|factorial|sum|"
+    r"product|squared?|root|multiplied|add|subtract|average)\b",
+    re.IGNORECASE,
+)
+"""What makes a request a sum for the code pattern (besides two or more figures)."""
+STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "can", "could", "find", "for", "how", "i", "is", "it", "look",
+    "me", "of", "please", "show", "tell", "the", "up", "what", "when", "where", "which", "who",
+    "why", "you",
+})  # fmt: skip
+"""Words dropped from a request to make the search pattern's query."""
 
-def react_hints(tool_names: Sequence[str], task: str = "") -> str:
-    """Return the ReAct prompt's hint for ``tool_names`` and ``task``: one tool pattern.
 
-    Measured on the embedded model (``bench/bench_quality.py``, 10 sums and 10 lookups):
-    without the code pattern it worked sums out in its head, wrongly; with it, it called the
-    code tool for everything, lookups included (0/10 lookups); with both patterns it followed
-    the last one shown and sent sums to the search tool (3/10 sums). So one pattern is shown,
-    picked like a few-shot example selector: the code pattern when the task (goal and step)
-    holds a figure, else the search pattern; either one alone when only its tool is there.
+def is_arithmetic(request: str) -> bool:
+    """Return True when ``request`` asks for a computation.
+
+    That is: an operator between figures, an operation word, or two figures or more
+    (``"greenhouse 3"`` is a name, not a sum).
+    """
+    return bool(ARITHMETIC.search(request)) or len(re.findall(r"\d+(?:\.\d+)?", request)) >= 2
+
+
+def key_words(request: str) -> str:
+    """Return ``request`` without question and filler words: the search pattern's query."""
+    words = re.findall(r"[\w'-]+", request)
+    return " ".join(w for w in words if w.lower() not in STOP_WORDS)
+
+
+def react_hints(tool_names: Sequence[str], request: str = "") -> str:
+    """Return the ReAct prompt's hint for ``tool_names`` and the user's ``request``.
+
+    One tool pattern, picked like a few-shot example selector. Measured on the embedded model
+    (``bench/bench_quality.py``, 10 sums and 10 lookups): without the code pattern it worked
+    sums out in its head, wrongly; with it alone it called the code tool for lookups too
+    (0/10 lookups); with both patterns it followed the last one shown (3/10 sums); with a
+    search pattern whose query was a placeholder letter it searched for that letter. So:
+    the code pattern (letters for the figures) when the request is a computation
+    (:func:`is_arithmetic`), else the search pattern with the request's own key words as the
+    query; either one alone when only its tool is there.
     """
     code = next((name for name in tool_names if name in CODE_TOOLS), None)
     search = next((name for name in tool_names if name in SEARCH_TOOLS), None)
-    if code is not None and (search is None or re.search(r"\d", task)):
+    query = key_words(request)
+    if code is not None and (search is None or is_arithmetic(request) or not query):
         return Template(CODE_HINT).substitute(tool=code)
-    return "" if search is None else Template(SEARCH_HINT).substitute(tool=search)
+    if search is None or not query:
+        return ""
+    return Template(SEARCH_HINT).substitute(tool=search, query=query.replace('"', "'"))
 
 
 OBSERVATION_NUDGE = "If this answers the current step, give the Final Answer now."

@@ -103,11 +103,10 @@ def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
     }
 
 
-def _task_text(messages: Sequence[AnyMessage], fields: Mapping[str, Any]) -> str:
-    """Return what the step is about: the user's latest request, the goal and the step."""
+def _request_text(messages: Sequence[AnyMessage], fields: Mapping[str, Any]) -> str:
+    """Return the user's latest request (not a next-step turn); else the plan's goal."""
     requests = (m.text for m in reversed(messages) if isinstance(m, HumanMessage))
-    request = next((r for r in requests if not r.startswith(NEXT_STEP)), "")
-    return f"{request} {fields['goal']} {fields['step']}"
+    return next((r for r in requests if not r.startswith(NEXT_STEP)), "") or fields["goal"]
 
 
 def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
@@ -141,7 +140,7 @@ def build_prompt(
         system = REACT.render(
             agent_name=deps.config.name,
             tools=tools_text(tools),
-            hints=react_hints([t.name for t in tools], _task_text(messages, fields)),
+            hints=react_hints([t.name for t in tools], _request_text(messages, fields)),
             extra=answer_only_note(state, deps.config) or "",
             **{k: v for k, v in fields.items() if k != "plan"},
         )

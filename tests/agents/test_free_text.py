@@ -11,7 +11,7 @@ from noema_graph.agents import schemas
 from noema_graph.agents.registry import default_registry
 from noema_graph.models.repetition import has_repetition
 from noema_graph.nodes.execute_step import OBSERVATION_NUDGE
-from noema_graph.prompts import REACT, react_hints
+from noema_graph.prompts import REACT, is_arithmetic, key_words, react_hints
 
 # What the embedded model wrote into the calibration advice before the fix.
 LOOPING_ADVICE = (
@@ -78,7 +78,7 @@ def test_the_react_prompt_holds_nothing_to_copy_as_an_answer() -> None:
     assert "<" not in OBSERVATION_NUDGE
 
 
-def test_one_tool_pattern_is_shown_picked_by_the_task() -> None:
+def test_one_tool_pattern_is_shown_picked_by_the_request() -> None:
     @tool
     def python_executor(code: str) -> str:
         """Run code."""
@@ -88,10 +88,18 @@ def test_one_tool_pattern_is_shown_picked_by_the_task() -> None:
     assert react_hints(["bash"], "What is 17 times 23?") == ""
     sums = react_hints(both, "What is 17 times 23?")
     assert '{"code": "print(X * Y)"}' in sums and "Action: python_executor" in sums
-    assert '{"query": "Q"}' not in sums  # the model follows the last pattern it reads
-    lookup = react_hints(both, "Look up the Kestrel budget")
-    assert '{"query": "Q"}' in lookup and "python_executor" not in lookup
+    assert "search" not in sums  # the model follows the last pattern it reads
+    assert not re.search(r"\d", sums)  # letters, never figures a model could copy
+    lookup = react_hints(both, "Look up the greenhouse 3: what is it?")  # a name, not a sum
+    assert '{"query": "greenhouse 3"}' in lookup  # the request's own words, no placeholder
+    assert "python_executor" not in lookup
     assert "Action: search" in react_hints(["search"], "What is 17 times 23?")  # its only tool
     assert "Action: python_executor" in react_hints([python_executor.name], "Look up X")
-    for hint in (sums, lookup):
-        assert not re.search(r"\d", hint)  # letters, never figures a model could copy
+
+
+def test_what_counts_as_a_sum_and_the_query_words() -> None:
+    sums = ["What is 7 factorial?", "What is 1234 plus 5678?", "3.5 * 12", "45, 67 and 89"]
+    names = ["Look up the item K-77: what is it?", "Look up the greenhouse 3", "Who founded it?"]
+    assert all(is_arithmetic(q) for q in sums)
+    assert not any(is_arithmetic(q) for q in names)
+    assert key_words("Look up the library closes: what is it?") == "library closes"

@@ -159,10 +159,12 @@ def test_the_react_prompt_shows_the_pattern_the_users_request_asks_for() -> None
     react = deps(protocol="react", tools=tools)
 
     def system(request: str, *later: BaseMessage) -> str:
-        state = _state(messages=[HumanMessage(request), *later])
+        plan = TaskPlan(goal="g", steps=(TaskStep(description="add 2 and 3"),)).started()
+        state = _state(messages=[HumanMessage(request), *later], plan=plan)
         return build_prompt(state, react, tools, [])[0].text  # type: ignore[arg-type]
 
     assert "Action: python_executor" in system("What is 17 times 23?")
     assert "Action: search" in system("Look up the Kestrel budget")
-    # a later step's turn ("Now do step 2: ...") carries a figure of its own: not a sum
+    # after an answered step, "Now do step 1: add 2 and 3" is the last human turn: the
+    # pattern still follows the user's request, not that turn
     assert "Action: search" in system("Look up the Kestrel budget", AIMessage("done"))
