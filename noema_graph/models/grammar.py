@@ -218,18 +218,24 @@ def grammar_rule_names(grammar: str) -> tuple[set[str], set[str]]:
     return defined, referenced
 
 
+REACT_STOP = ("\nObservation:",)
+"""Where a ReAct turn ends: the observation is the tool's to write, not the model's."""
+
+
 def bind_react_grammar(
     model: BaseChatModel, tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSWER_CHARS
 ) -> Runnable[Any, Any]:
-    """Return ``model`` constrained by :func:`react_grammar` if it is local, else unchanged.
+    """Return ``model`` constrained by :func:`react_grammar` if it is local, else stopped.
 
     The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``), added to
     the model's own ``extra_body`` (the sampler settings of
     :data:`~noema_graph.models.factory.LOCAL_SAMPLING`): a bound ``extra_body`` replaces the
-    model's rather than merging with it.
+    model's rather than merging with it. Another model gets the stop sequence
+    :data:`REACT_STOP`: what it would write after its action is an observation it invents
+    (only the first action is read), paid for in tokens and time.
     """
     if not model_profile(model).is_local:
-        return model
+        return model.bind(stop=list(REACT_STOP))
     grammar = react_grammar(tools, max_answer_chars=max_answer_chars)
     own: Mapping[str, Any] = getattr(model, "extra_body", None) or {}
     return model.bind(extra_body={**own, "grammar": grammar})

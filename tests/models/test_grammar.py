@@ -4,8 +4,6 @@ from datetime import datetime
 from typing import Literal
 
 import pytest
-from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr
@@ -95,11 +93,15 @@ def test_untyped_args_fall_back_to_any_json_object() -> None:
     assert '"loose" "\\nAction Input: " object' in grammar
 
 
-def test_non_local_models_are_returned_unchanged(tools: list[BaseTool]) -> None:
-    fake = GenericFakeChatModel(messages=iter([AIMessage(content="x")]))
-    assert bind_react_grammar(fake, tools) is fake
+def test_non_local_models_stop_before_an_observation_of_their_own(
+    tools: list[BaseTool],
+) -> None:
     openai = make_model("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
-    assert bind_react_grammar(openai, tools) is openai
+    bound = bind_react_grammar(openai, tools)
+    assert isinstance(bound, RunnableBinding)
+    assert bound.bound is openai and bound.kwargs == {"stop": ["\nObservation:"]}
+    request = openai._get_request_payload("hi", **bound.kwargs)  # what goes over the wire
+    assert request["stop"] == ["\nObservation:"] and "grammar" not in str(request)
 
 
 def test_local_models_get_the_grammar_in_extra_body(tools: list[BaseTool]) -> None:
