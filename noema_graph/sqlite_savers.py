@@ -40,6 +40,8 @@ from noema_graph.damage import (
     is_corrupt,
     thread_filter,
 )
+from noema_graph.liveness import writer
+from noema_graph.sqlite_delta import DeltaHistory
 from noema_graph.sqlite_writer import SqliteWriter, in_transaction
 
 DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRORS)
@@ -47,10 +49,15 @@ DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRO
 
 
 def with_summary(metadata: Any, checkpoint: Any) -> Any:
-    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads)."""
+    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads).
+
+    The summary names the process that wrote it (:func:`noema_graph.liveness.writer`), so
+    a thread whose process died mid-run is listed as failed, not running for ever.
+    """
     from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
 
-    return {**metadata, SUMMARY_KEY: run_summary(checkpoint["channel_values"])}
+    summary = {**run_summary(checkpoint["channel_values"]), "writer": writer()}
+    return {**metadata, SUMMARY_KEY: summary}
 
 
 def thread_of(config: RunnableConfig | None) -> str | None:
@@ -109,6 +116,7 @@ class NoemaSqliteSaver(SqliteSaver):
         """Use ``conn``, the connection to the file at ``path`` (named in damage errors)."""
         super().__init__(conn, serde=serde)
         self.noema_path = path
+        self.delta_history = DeltaHistory(self.serde)
 
     def _damage(self, exc: Exception, config: RunnableConfig | None) -> DamagedFileError | None:
         thread = thread_of(config)
@@ -147,13 +155,36 @@ class NoemaSqliteSaver(SqliteSaver):
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage).
+
+        Answered from the thread's rows read once (:class:`DeltaHistory`), so listing a
+        thread's states decodes each row once.
+        """
         try:
+            found = self._cached_history(config, channels)
+            if found is not None:
+                return found
             return super().get_delta_channel_history(config=config, channels=channels)
         except DAMAGE_SIGNS as exc:
             if (damage := self._damage(exc, config)) is None:
                 raise
             raise damage from exc
+
+    def _cached_history(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> dict[str, DeltaChannelHistory] | None:
+        conf = config.get("configurable") or {}
+        checkpoint_id = conf.get("checkpoint_id")
+        if not channels or not checkpoint_id:
+            return None
+        with self.lock:
+            return self.delta_history.history(
+                self.conn,
+                thread_id=str(conf["thread_id"]),
+                checkpoint_ns=str(conf.get("checkpoint_ns", "")),
+                checkpoint_id=str(checkpoint_id),
+                channels=channels,
+            )
 
     def put(
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
@@ -254,8 +285,16 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage).
+
+        With a writer, answered by the writer's sync twin (its cache, on its thread).
+        """
         try:
+            if self.writer is not None and self.twin is not None:
+                twin = self.twin
+                return await self.writer.arun(
+                    lambda: twin.get_delta_channel_history(config=config, channels=channels)
+                )
             return await super().aget_delta_channel_history(config=config, channels=channels)
         except DAMAGE_SIGNS as exc:
             if (damage := await self._adamage(exc, config)) is None:
