@@ -17,7 +17,7 @@ Everything else is encoded exactly as :class:`JsonPlusSerializer` encodes it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard, cast
 
 import ormsgpack
@@ -140,15 +140,15 @@ def _linked(values: dict[str, Any]) -> dict[str, Any]:
     steps = trace.value if isinstance(trace, _DeltaSnapshot) else None
     linked = dict(values)
     if steps and isinstance(messages := values.get("messages"), _DeltaSnapshot):
-        answers = _answers(messages.value)
-        linked["trace"] = _DeltaSnapshot([_link_step(step, answers) for step in steps])
+        answers = tool_answers(messages.value)
+        linked["trace"] = _DeltaSnapshot([link_step(step, answers) for step in steps])
     output = values.get("output")
     if is_output_contract(output):
         linked["output"] = CompactOutput(_link_output(output, steps or []))
     return linked
 
 
-def _answers(messages: Any) -> dict[str, str]:
+def tool_answers(messages: Iterable[Any]) -> dict[str, str]:
     """Return the text of each ToolMessage in ``messages``, by tool call id."""
     return {
         m.tool_call_id: m.content
@@ -157,8 +157,12 @@ def _answers(messages: Any) -> dict[str, str]:
     }
 
 
-def _link_step(step: Any, answers: Mapping[str, str]) -> Any:
-    """Return ``step`` as plain fields referring to its ToolMessage, or ``step`` itself."""
+def link_step(step: Any, answers: Mapping[str, str]) -> Any:
+    """Return ``step`` as plain fields referring to its ToolMessage, or ``step`` itself.
+
+    Only a tool step whose observation is exactly the text of the ToolMessage answering its
+    call (in ``answers``, by call id) is linked.
+    """
     if not isinstance(step, ReasoningStep) or step.call_id is None:
         return step
     if step.observation is None or answers.get(step.call_id) != step.observation:
@@ -185,6 +189,11 @@ def _link_output(output: dict[str, Any], trace: Sequence[Any]) -> dict[str, Any]
     return {**output, "reasoning": {**output["reasoning"], "steps": linked}}
 
 
+def is_linked(step: Any) -> bool:
+    """Return whether ``step`` is a trace step :func:`link_step` linked to its ToolMessage."""
+    return isinstance(step, dict) and OBSERVATION_FROM in step
+
+
 def _resolve(values: dict[str, Any]) -> None:
     """Undo :func:`_linked` in decoded channel values, in place."""
     trace = values.get("trace")
@@ -192,8 +201,8 @@ def _resolve(values: dict[str, Any]) -> None:
         isinstance(s, dict) and OBSERVATION_FROM in s for s in trace.value
     ):
         messages = values.get("messages")
-        answers = _answers(messages.value if isinstance(messages, _DeltaSnapshot) else [])
-        values["trace"] = _DeltaSnapshot([_unlink_step(s, answers) for s in trace.value])
+        answers = tool_answers(messages.value if isinstance(messages, _DeltaSnapshot) else [])
+        values["trace"] = _DeltaSnapshot([unlink_step(s, answers) for s in trace.value])
     output = values.get("output")
     if is_output_contract(output) and any(
         isinstance(s, dict) and TRACE_REF in s for s in output["reasoning"]["steps"]
@@ -207,7 +216,8 @@ def _resolve(values: dict[str, Any]) -> None:
         values["output"] = {**output, "reasoning": {**output["reasoning"], "steps": rebuilt}}
 
 
-def _unlink_step(step: Any, answers: Mapping[str, str]) -> Any:
+def unlink_step(step: Any, answers: Mapping[str, str]) -> Any:
+    """Return a step :func:`link_step` linked as a ReasoningStep, its observation put back."""
     if not isinstance(step, dict) or OBSERVATION_FROM not in step:
         return step
     fields = {k: v for k, v in step.items() if k != OBSERVATION_FROM}

@@ -10,7 +10,8 @@ delta-channel writes in two queries, decodes each row at most once, and answers 
 checkpoint of the thread from that, while the file is unchanged (SQLite's
 ``data_version`` and the connection's change count both say so).
 
-The answers are those of LangGraph's implementation: the same seed (nearest ancestor whose
+Trace steps linked to their ToolMessages (:mod:`noema_graph.linked_writes`) are resolved.
+Otherwise the answers are those of LangGraph's implementation: the same seed (nearest ancestor whose
 blob holds the channel) and the same writes, oldest first and in ``writes_sort_key`` order
 within a checkpoint.
 """
@@ -25,6 +26,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from noema_graph.linked_writes import resolve
 
 _CHECKPOINTS_SQL = (
     "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
@@ -92,9 +95,10 @@ class DeltaHistory:
             parents[cid] = parent
             blobs[cid] = (kind, blob)
         raw: dict[str, dict[str, list[tuple[str, str, int, str, bytes]]]] = {}
-        sql = _WRITES_SQL.format(",".join("?" * len(channels)))
+        wanted = sorted({*channels, "messages"})  # messages resolve linked trace steps
+        sql = _WRITES_SQL.format(",".join("?" * len(wanted)))
         for cid, channel, task_id, idx, kind, value, path in conn.execute(
-            sql, (thread_id, ns, *channels)
+            sql, (thread_id, ns, *wanted)
         ):
             raw.setdefault(cid, {}).setdefault(channel, []).append(
                 (path or "", task_id, idx, kind, value)
@@ -121,6 +125,8 @@ class DeltaHistory:
                 (task_id, channel, self.serde.loads_typed((kind, value)))
                 for _, task_id, _, kind, value in rows
             ]
+            if channel == "trace":
+                found = resolve(found, self._writes(thread, cid, "messages"))
             thread.writes[key] = found
         return found
 

@@ -100,7 +100,22 @@ def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) 
         for item in listed:
             ours = saver.get_delta_channel_history(config=item.config, channels=channels)
             theirs = stock.get_delta_channel_history(config=item.config, channels=channels)
-            assert ours == theirs
+            assert ours == saver.resolve_history(item.config, theirs)
+            assert ours["messages"] == theirs["messages"]
+
+
+def test_trace_writes_refer_to_the_tool_messages(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "w.sqlite"
+    state = _run(db, 3, scripted)
+    conn = sqlite3.connect(db)
+    trace = b"".join(r[0] for r in conn.execute("SELECT value FROM writes WHERE channel='trace'"))
+    conn.close()
+    assert b"marked 1" not in trace  # the observation lives in the ToolMessage only
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=scripted(), tools=[], checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": "s"}}
+        assert graph.get_state(config).values["trace"] == state["trace"]
+        assert all(s.values.get("trace") is not None for s in graph.get_state_history(config))
 
 
 def test_no_snapshot_is_written_by_a_long_run(tmp_path: Path, scripted: Any) -> None:

@@ -143,3 +143,24 @@ def test_arguments_are_checked() -> None:
         prune("unused.sqlite")
     with pytest.raises(ConfigurationError, match="older_than"):
         prune("unused.sqlite", older_than=-1)
+
+
+def test_the_cli_prunes_by_age_and_count(tmp_path: Path, scripted: Any) -> None:
+    from typer.testing import CliRunner
+
+    from noema_graph.cli import app
+
+    db = tmp_path / "c.sqlite"
+    _run(db, "s", 2, scripted)
+    total = _rows(db, "SELECT count(*) FROM checkpoints")
+
+    def invoke(*args: str) -> Any:
+        return CliRunner().invoke(app, ["prune", "--db", str(db), *args], env={"COLUMNS": "300"})
+
+    kept = invoke("--older-than", "7d")  # nothing is a week old
+    assert kept.exit_code == 0 and "removed 0 checkpoints" in kept.output
+    pruned = invoke("--keep-last", "2")
+    assert pruned.exit_code == 0 and f"removed {total - 2} checkpoints" in pruned.output
+    bad = invoke("--older-than", "soon")
+    assert bad.exit_code == 2 and "is not an age" in bad.output
+    assert _rows(db, "SELECT count(*) FROM checkpoints") == 2
