@@ -510,15 +510,25 @@ def resume(
 
 @app.command()
 def prune(
-    keep_last: Annotated[int, typer.Option(help="Checkpoints kept per thread.")] = 1,
+    keep_last: Annotated[
+        int | None,
+        typer.Option(help="Checkpoints kept per thread (default 1 without --older-than)."),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option(help="Also delete checkpoints older than this age: 7d, 12h, 30m, 3600."),
+    ] = None,
     db: DbOpt = DEFAULT_DB,
 ) -> None:
-    """Delete old checkpoints (keeping the newest per thread) and VACUUM the file."""
+    """Delete old checkpoints and threads (with their events and ledger) and VACUUM the file."""
     from noema_graph.persistence import prune as prune_checkpoints
+    from noema_graph.retention import parse_age
 
     check_database(db, must_exist=True)
     try:
-        removed = prune_checkpoints(db, keep_last=keep_last)
+        age = None if older_than is None else parse_age(older_than)
+        keep = 1 if keep_last is None and age is None else keep_last
+        removed = prune_checkpoints(db, keep_last=keep, older_than=age)
     except NoemaError as exc:
         _fail(exc)
         return

@@ -30,6 +30,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from noema_graph import liveness
 from noema_graph.damage import decoding_row, file_of
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
@@ -63,8 +64,10 @@ class ThreadRow:
     """One thread (one run, or a run and its resumes) in a checkpoint store.
 
     ``status`` is ``paused`` when the latest checkpoint has a pending interrupt, ``done`` or
-    ``failed`` once ``finalize`` wrote an output (failed when that output has an error), and
-    ``running`` otherwise: a live run, or one killed mid-run that ``resume`` can continue.
+    ``failed`` once ``finalize`` wrote an output (failed when that output has an error) or
+    when the process that wrote the latest checkpoint ended without finishing (same host,
+    pid gone or reused: see :mod:`noema_graph.liveness`; ``resume`` can continue it), and
+    ``running`` otherwise: a live run, or one on another host.
     """
 
     thread_id: str
@@ -436,6 +439,11 @@ def _thread_row(
 ) -> ThreadRow:
     summary = _summary(values, metadata)
     status = cast(Status, "paused" if paused else summary.get("status", "running"))
+    error = summary.get("error")
+    writer = summary.get("writer")
+    if status == "running" and isinstance(writer, Mapping) and liveness.ended(writer):
+        pid = cast(Mapping[str, Any], writer).get("pid")
+        status, error = "failed", f"process {pid} ended without finishing (killed?)"
     return ThreadRow(
         thread_id=thread_id,
         agent=_agent(metadata),
@@ -445,7 +453,7 @@ def _thread_row(
         iterations=int(summary.get("iteration") or 0),
         tokens=int(summary.get("tokens") or 0),
         cost=summary.get("cost"),
-        last_error=summary.get("error"),
+        last_error=error,
     )
 
 

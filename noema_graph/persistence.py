@@ -18,18 +18,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import asynccontextmanager, closing, contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiosqlite
-from langchain_core.runnables import RunnableConfig
-from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from noema_graph.compact_serde import CompactSerializer, expand_output
 from noema_graph.damage import DamagedFileError, corrupt_file, is_corrupt
 from noema_graph.errors import ConfigurationError
 from noema_graph.sqlite_savers import NoemaAsyncSqliteSaver, NoemaSqliteSaver
@@ -59,13 +58,17 @@ MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
 
 
 def serializer() -> JsonPlusSerializer:
-    """Return a serializer that revives only allow-listed classes (no pickle)."""
+    """Return a serializer that revives only allow-listed classes (no pickle).
+
+    It stores a trace entry's tool result once (:class:`CompactSerializer`).
+    """
     allowed = [
         *MESSAGE_TYPES,
         ("langgraph.checkpoint.serde.types", "_DeltaSnapshot"),
+        (expand_output.__module__, expand_output.__name__),
         *((m.__module__, m.__name__) for m in STATE_MODELS),
     ]
-    return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowed)
+    return CompactSerializer(pickle_fallback=False, allowed_msgpack_modules=allowed)
 
 
 def _sqlite_path(path: str | Path) -> Path:
@@ -96,6 +99,7 @@ def _sqlite_path(path: str | Path) -> Path:
 
 
 PRAGMAS: tuple[str, ...] = (
+    "PRAGMA page_size=16384",
     "PRAGMA journal_mode=WAL",
     f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA synchronous=NORMAL",
@@ -293,96 +297,30 @@ DELTA_CHANNELS: dict[str, Callable[[Any, Sequence[Any]], Any]] = {
 }
 
 
-def _full_values(saver: SqliteSaver, config: RunnableConfig) -> dict[str, Any]:
-    """Rebuild every delta channel's value at the checkpoint ``config`` points to."""
-    history = saver.get_delta_channel_history(config=config, channels=list(DELTA_CHANNELS))
-    values: dict[str, Any] = {}
-    for name, entry in history.items():
-        if "seed" not in entry and not entry["writes"]:
-            continue
-        channel = DeltaChannel(DELTA_CHANNELS[name], list)
-        # no seed: start from an empty list, as from_checkpoint(MISSING) would
-        channel = channel.from_checkpoint(entry.get("seed", []))
-        channel.replay_writes(entry["writes"])
-        values[name] = channel.get()
-    return values
+def prune(
+    path: str | Path,
+    *,
+    keep_last: int | None = None,
+    older_than: timedelta | float | None = None,
+    vacuum: bool = True,
+) -> int:
+    """Delete old checkpoints and threads of the SQLite file ``path``; return how many went.
 
+    A checkpoint goes when it is not among its thread's newest ``keep_last`` or is older than
+    ``older_than`` (a timedelta, or seconds). A thread left with no checkpoint goes whole,
+    with its writes, event-log rows and tool-ledger entries; a thread that keeps some keeps
+    them resumable (its oldest kept checkpoint gets a full snapshot of messages and trace).
+    All of it in one transaction, then the file is vacuumed. See
+    :mod:`noema_graph.retention`.
 
-def _snapshot(
-    conn: sqlite3.Connection, saver: SqliteSaver, key: tuple[str, str, str]
-) -> str | None:
-    """Store full values of the delta channels inside checkpoint ``key``; return its run id."""
-    thread_id, ns, checkpoint_id = key
-    config: RunnableConfig = {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
-    values = _full_values(saver, config)
-    row = conn.execute(
-        "SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_ns=? "
-        "AND checkpoint_id=?",
-        key,
-    ).fetchone()
-    checkpoint = saver.serde.loads_typed((row[0], row[1]))
-    checkpoint["channel_values"].update({k: _DeltaSnapshot(v) for k, v in values.items()})
-    kind, blob = saver.serde.dumps_typed(checkpoint)
-    conn.execute(
-        "UPDATE checkpoints SET type=?, checkpoint=? WHERE thread_id=? AND checkpoint_ns=? "
-        "AND checkpoint_id=?",
-        (kind, blob, *key),
-    )
-    run = checkpoint["channel_values"].get("run")
-    return getattr(run, "run_id", None)
-
-
-def prune(path: str | Path, *, keep_last: int, vacuum: bool = True) -> int:
-    """Keep the newest ``keep_last`` checkpoints of every thread; return how many went.
-
-    Delta channels (messages, trace) are rebuilt from ancestor writes, so the oldest kept
-    checkpoint of each thread first gets a full snapshot of their values; then older
-    checkpoints and their writes, and the thread's event-log rows from runs before the one
-    that checkpoint belongs to, are deleted in the same transaction, and the file is
-    vacuumed.
+    Raises:
+        ConfigurationError: neither limit given, ``keep_last`` < 1 or ``older_than`` < 0.
     """
-    if keep_last < 1:
-        raise ConfigurationError(
-            "keep_last", f"must be >= 1, got {keep_last}", fix="keep at least the latest checkpoint"
-        )
-    from noema_graph.observability.eventlog import prune_events  # it imports this module
+    from noema_graph.retention import check_limits, prune_saver  # imports us (via the ledger)
 
+    check_limits(keep_last, older_than)
     with sqlite_checkpointer(path) as saver:
-        conn = saver.conn
-        ranked = conn.execute(
-            """
-            SELECT thread_id, checkpoint_ns, checkpoint_id, rank FROM (
-                SELECT thread_id, checkpoint_ns, checkpoint_id,
-                       ROW_NUMBER() OVER (PARTITION BY thread_id, checkpoint_ns
-                                          ORDER BY checkpoint_id DESC) AS rank
-                FROM checkpoints)
-            WHERE rank >= ?
-            """,
-            (keep_last,),
-        ).fetchall()
-        oldest_kept = [tuple(r[:3]) for r in ranked if r[3] == keep_last]
-        doomed = [tuple(r[:3]) for r in ranked if r[3] > keep_last]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for key in oldest_kept:
-                run_id = _snapshot(conn, saver, key)
-                prune_events(conn, thread_id=key[0], keep_from_run=run_id)
-            for table in ("checkpoints", "writes"):
-                conn.executemany(
-                    f"DELETE FROM {table} WHERE thread_id=? AND checkpoint_ns=? "
-                    "AND checkpoint_id=?",
-                    doomed,
-                )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        decided = prune_saver(saver, DELTA_CHANNELS, keep_last=keep_last, older_than=older_than)
         if vacuum:
-            conn.execute("VACUUM")
-        return len(doomed)
+            saver.conn.execute("VACUUM")
+    return len(decided.doomed) + decided.dropped_checkpoints

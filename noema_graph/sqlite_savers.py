@@ -7,6 +7,10 @@ malformed file, or on a row that no longer decodes, raises
 error is reported as damage only after the thread's rows were checked and one really fails;
 otherwise the original error (a bug) is raised unchanged.
 
+Both store a tool step's observation once: the trace write refers to the task's ToolMessage
+(:mod:`noema_graph.linked_writes`), resolved whenever writes are read back; and both rebuild
+delta channels from the thread's rows read once (:mod:`noema_graph.sqlite_delta`).
+
 The async saver reads through aiosqlite and writes through the file's
 :class:`~noema_graph.sqlite_writer.SqliteWriter` (see that module for why).
 """
@@ -21,7 +25,7 @@ from typing import Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory
+from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory, PendingWrite
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -40,6 +44,9 @@ from noema_graph.damage import (
     is_corrupt,
     thread_filter,
 )
+from noema_graph.linked_writes import link, resolve
+from noema_graph.liveness import writer
+from noema_graph.sqlite_delta import DeltaHistory
 from noema_graph.sqlite_writer import SqliteWriter, in_transaction
 
 DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRORS)
@@ -47,10 +54,15 @@ DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRO
 
 
 def with_summary(metadata: Any, checkpoint: Any) -> Any:
-    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads)."""
+    """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads).
+
+    The summary names the process that wrote it (:func:`noema_graph.liveness.writer`), so
+    a thread whose process died mid-run is listed as failed, not running for ever.
+    """
     from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
 
-    return {**metadata, SUMMARY_KEY: run_summary(checkpoint["channel_values"])}
+    summary = {**run_summary(checkpoint["channel_values"]), "writer": writer()}
+    return {**metadata, SUMMARY_KEY: summary}
 
 
 def thread_of(config: RunnableConfig | None) -> str | None:
@@ -89,6 +101,22 @@ def next_version(current: str | int | None) -> str | int:
     return (current or 0) + 1
 
 
+TASK_MESSAGES_SQL = (
+    "SELECT type, value FROM writes WHERE thread_id=? AND task_id=? AND channel='messages'"
+)
+
+
+def _resolved(item: CheckpointTuple | None) -> CheckpointTuple | None:
+    """Return ``item`` with its pending writes' linked trace steps resolved."""
+    return None if item is None else _resolved_item(item)
+
+
+def _resolved_item(item: CheckpointTuple) -> CheckpointTuple:
+    if not item.pending_writes:
+        return item
+    return item._replace(pending_writes=resolve(item.pending_writes))
+
+
 class NoemaSqliteSaver(SqliteSaver):
     """A SqliteSaver that writes run summaries and names damaged files.
 
@@ -109,6 +137,7 @@ class NoemaSqliteSaver(SqliteSaver):
         """Use ``conn``, the connection to the file at ``path`` (named in damage errors)."""
         super().__init__(conn, serde=serde)
         self.noema_path = path
+        self.delta_history = DeltaHistory(self.serde)
 
     def _damage(self, exc: Exception, config: RunnableConfig | None) -> DamagedFileError | None:
         thread = thread_of(config)
@@ -122,7 +151,7 @@ class NoemaSqliteSaver(SqliteSaver):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
         try:
-            return super().get_tuple(config)
+            return _resolved(super().get_tuple(config))
         except DAMAGE_SIGNS as exc:
             if (damage := self._damage(exc, config)) is None:
                 raise
@@ -138,7 +167,8 @@ class NoemaSqliteSaver(SqliteSaver):
     ) -> Iterator[CheckpointTuple]:
         """List checkpoints, newest first (raise DamagedFileError on damage)."""
         try:
-            yield from super().list(config, filter=filter, before=before, limit=limit)
+            for item in super().list(config, filter=filter, before=before, limit=limit):
+                yield _resolved_item(item)
         except DAMAGE_SIGNS as exc:
             if (damage := self._damage(exc, config)) is None:
                 raise
@@ -147,13 +177,66 @@ class NoemaSqliteSaver(SqliteSaver):
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage).
+
+        Answered from the thread's rows read once (:class:`DeltaHistory`), so listing a
+        thread's states decodes each row once.
+        """
         try:
-            return super().get_delta_channel_history(config=config, channels=channels)
+            found = self._cached_history(config, channels)
+            if found is not None:
+                return found
+            history = super().get_delta_channel_history(config=config, channels=channels)
+            return self.resolve_history(config, history)
         except DAMAGE_SIGNS as exc:
             if (damage := self._damage(exc, config)) is None:
                 raise
             raise damage from exc
+
+    def resolve_history(
+        self, config: RunnableConfig, history: Mapping[str, DeltaChannelHistory]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Resolve linked trace steps of LangGraph's answer (messages read by task id)."""
+        entry = history.get("trace")
+        if entry is None:
+            return history
+        tasks = {task_id for task_id, _, _ in entry["writes"]}
+        thread = thread_of(config)
+        companions: list[PendingWrite] = []
+        with self.cursor(transaction=False) as cur:
+            for task_id in tasks:
+                cur.execute(TASK_MESSAGES_SQL, (thread, task_id))
+                companions += [
+                    (task_id, "messages", self.serde.loads_typed((kind, value)))
+                    for kind, value in cur.fetchall()
+                ]
+        return {**history, "trace": {**entry, "writes": resolve(entry["writes"], companions)}}
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's writes, its trace observations linked to its ToolMessages."""
+        super().put_writes(config, link(writes), task_id, task_path)
+
+    def _cached_history(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> dict[str, DeltaChannelHistory] | None:
+        conf = config.get("configurable") or {}
+        checkpoint_id = conf.get("checkpoint_id")
+        if not channels or not checkpoint_id:
+            return None
+        with self.lock:
+            return self.delta_history.history(
+                self.conn,
+                thread_id=str(conf["thread_id"]),
+                checkpoint_ns=str(conf.get("checkpoint_ns", "")),
+                checkpoint_id=str(checkpoint_id),
+                channels=channels,
+            )
 
     def put(
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
@@ -228,7 +311,7 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
         try:
-            return await super().aget_tuple(config)
+            return _resolved(await super().aget_tuple(config))
         except DAMAGE_SIGNS as exc:
             if (damage := await self._adamage(exc, config)) is None:
                 raise
@@ -245,7 +328,7 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
         """List checkpoints, newest first (raise DamagedFileError on damage)."""
         try:
             async for item in super().alist(config, filter=filter, before=before, limit=limit):
-                yield item
+                yield _resolved_item(item)
         except DAMAGE_SIGNS as exc:
             if (damage := await self._adamage(exc, config)) is None:
                 raise
@@ -254,8 +337,16 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage)."""
+        """Return the writes that rebuild ``channels`` (raise DamagedFileError on damage).
+
+        With a writer, answered by the writer's sync twin (its cache, on its thread).
+        """
         try:
+            if self.writer is not None and self.twin is not None:
+                twin = self.twin
+                return await self.writer.arun(
+                    lambda: twin.get_delta_channel_history(config=config, channels=channels)
+                )
             return await super().aget_delta_channel_history(config=config, channels=channels)
         except DAMAGE_SIGNS as exc:
             if (damage := await self._adamage(exc, config)) is None:

@@ -235,17 +235,22 @@ def read_events(
         conn.close()
 
 
-def prune_events(conn: sqlite3.Connection, *, thread_id: str, keep_from_run: str | None) -> int:
+def prune_events(
+    conn: sqlite3.Connection,
+    *,
+    thread_id: str,
+    keep_from_run: str | None,
+    before: str | None = None,
+) -> int:
     """Delete ``thread_id``'s events older than run ``keep_from_run``'s first; return how many.
 
+    With ``before`` (an ISO 8601 UTC time, the oldest checkpoint kept), the kept runs' events
+    written before it go too, except their ``agent.*`` rows (when each run started and ended).
     Runs in the caller's transaction (``prune`` deletes checkpoints in the same one): the
     append-only trigger is lifted for this delete only and restored before the commit. Nothing
     is deleted when the table is absent or the run has no event (its rows are then unknown).
     """
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (TABLE,)
-    ).fetchone()
-    if not exists or keep_from_run is None:
+    if not _exists(conn) or keep_from_run is None:
         return 0
     first = conn.execute(
         f"SELECT MIN(seq) FROM {TABLE} WHERE thread_id=? AND run_id=?", (thread_id, keep_from_run)
@@ -253,6 +258,28 @@ def prune_events(conn: sqlite3.Connection, *, thread_id: str, keep_from_run: str
     if first is None:
         return 0
     conn.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_delete")
-    cursor = conn.execute(f"DELETE FROM {TABLE} WHERE thread_id=? AND seq<?", (thread_id, first))
+    removed = conn.execute(
+        f"DELETE FROM {TABLE} WHERE thread_id=? AND seq<?", (thread_id, first)
+    ).rowcount
+    if before is not None:
+        removed += conn.execute(
+            f"DELETE FROM {TABLE} WHERE thread_id=? AND ts<? AND type NOT LIKE 'agent.%'",
+            (thread_id, before),
+        ).rowcount
     conn.execute(_NO_DELETE)
-    return cursor.rowcount
+    return removed
+
+
+def drop_events(conn: sqlite3.Connection, *, thread_id: str) -> int:
+    """Delete every event of ``thread_id`` (a pruned thread), in the caller's transaction."""
+    if not _exists(conn):
+        return 0
+    conn.execute(f"DROP TRIGGER IF EXISTS {TABLE}_no_delete")
+    removed = conn.execute(f"DELETE FROM {TABLE} WHERE thread_id=?", (thread_id,)).rowcount
+    conn.execute(_NO_DELETE)
+    return removed
+
+
+def _exists(conn: sqlite3.Connection) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (TABLE,))
+    return found.fetchone() is not None

@@ -31,6 +31,16 @@ from noema_graph.state.reducers import (
     merge_messages,
 )
 
+SNAPSHOT_FREQUENCY = 2**31 - 1
+"""Updates between full snapshots of the ``messages`` and ``trace`` delta channels: never.
+
+A snapshot holds the channel's whole value, so one every k updates makes a thread's size
+grow with the square of its length (at 1,000 iterations, snapshots would be most of the
+file). Without them a checkpoint is rebuilt from all its ancestors' writes, which noema's
+SQLite saver reads once per thread and caches (:mod:`noema_graph.sqlite_delta`); LangGraph
+still snapshots a channel 5,000 supersteps after its last snapshot.
+"""
+
 
 class RouteState(TypedDict, total=False):
     """The agent graph's channels that limits and routing depend on.
@@ -40,8 +50,12 @@ class RouteState(TypedDict, total=False):
     delta channels (linear checkpoint growth).
     """
 
-    messages: Annotated[list[AnyMessage], DeltaChannel(merge_messages)]
-    trace: Annotated[list[ReasoningStep], DeltaChannel(append_steps)]
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
+    ]
+    trace: Annotated[
+        list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
+    ]
     usage: Annotated[Usage, add_usage]
     elapsed_s: Annotated[float, add_seconds]
     tool_time: Annotated[ToolTime, add_tool_time]
@@ -74,8 +88,12 @@ class AgentState(RouteState, total=False):
 class AskState(TypedDict, total=False):
     """State of the read-only ask graph."""
 
-    messages: Annotated[list[AnyMessage], DeltaChannel(merge_messages)]
-    trace: Annotated[list[ReasoningStep], DeltaChannel(append_steps)]
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
+    ]
+    trace: Annotated[
+        list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
+    ]
     usage: Annotated[Usage, add_usage]
     elapsed_s: Annotated[float, add_seconds]
     run: RunInfo

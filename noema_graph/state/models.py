@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from noema_graph import clock
 from noema_graph.state.human import HUMAN_MODELS
@@ -149,8 +149,48 @@ class ToolAction(_Frozen):
     output: Any = None
 
 
+OUTPUT_FROM = "output_from"
+"""Key of a stored trace step whose ``action.output`` was left out: it equals the observation."""
+OBSERVATION_FROM = "observation_from"
+"""Key of a stored trace step whose observation is its ToolMessage's text (resolved on read)."""
+
+
+def restore_output(fields: dict[str, Any]) -> dict[str, Any]:
+    """Return stored step ``fields`` with ``action.output`` put back from the observation.
+
+    The checkpoint serializer (:mod:`noema_graph.compact_serde`) leaves out a tool result
+    that is the observation itself and marks the step with :data:`OUTPUT_FROM`; fields
+    without the mark are returned unchanged.
+    """
+    if fields.get(OUTPUT_FROM) != "observation":
+        return fields
+    restored = {k: v for k, v in fields.items() if k != OUTPUT_FROM}
+    action = restored.get("action")
+    if isinstance(action, dict):
+        restored["action"] = {**action, "output": restored.get("observation")}
+    return restored
+
+
 class ReasoningStep(_Frozen):
     """One entry of the ReAct trace: a thought and, optionally, an action and its observation."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored(cls, data: Any) -> Any:
+        """Put back the tool result a stored step left out (see :func:`restore_output`).
+
+        Raises:
+            ValueError: the step still refers to its ToolMessage (read without
+                ``noema_graph.persistence.serializer()``, which resolves it).
+        """
+        if not isinstance(data, dict):
+            return data
+        if OBSERVATION_FROM in data:
+            raise ValueError(
+                "trace step refers to its ToolMessage for the observation: read the checkpoint "
+                "with noema_graph.persistence.serializer()"
+            )
+        return restore_output(data) if OUTPUT_FROM in data else data  # pyright: ignore[reportUnknownArgumentType]
 
     step: int = 0
     kind: StepKind = "thought"

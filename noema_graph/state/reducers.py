@@ -84,23 +84,32 @@ def merge_messages(
     merged: list[Any] = list(current or [])
     if not all(isinstance(m, BaseMessage) for m in merged):
         merged = convert_to_messages(merged)
+    known: set[str | None] | None = None  # ids in merged, kept while writes only append
     for write in writes:
         new = _with_stable_ids(len(merged), write)
-        if _appends_only(merged, new):
+        if known is None:
+            known = {m.id for m in merged}
+        if _appends_only(known, new):
             merged.extend(new)
+            known.update(m.id for m in new)
         else:
             merged = add_messages(merged, new)  # type: ignore[arg-type]
+            known = None
     return merged
 
 
-def _appends_only(history: Sequence[BaseMessage], new: Sequence[BaseMessage]) -> bool:
-    """Whether ``add_messages(history, new)`` would just append ``new`` unchanged."""
+def _appends_only(known: set[str | None], new: Sequence[BaseMessage]) -> bool:
+    """Whether ``add_messages`` would just append ``new`` to a history of ``known`` ids.
+
+    The ids are kept across the writes of one fold: replaying a thread's writes stays linear
+    in their number instead of re-reading the history at each write.
+    """
     ids = [m.id for m in new]
     if len(set(ids)) != len(ids):
         return False  # a later message of the write replaces an earlier one
     if any(isinstance(m, RemoveMessage | BaseMessageChunk) for m in new):
         return False  # removals and chunks (converted by add_messages) take the long way
-    return not set(ids).intersection(m.id for m in history)
+    return known.isdisjoint(ids)
 
 
 def append_steps(

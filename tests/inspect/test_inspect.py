@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from noema_graph import build_agent_graph, sqlite_checkpointer
+from noema_graph import build_agent_graph, liveness, sqlite_checkpointer
 from noema_graph.inspect import (
     SUMMARY_KEY,
     CheckpointRow,
@@ -136,7 +136,7 @@ def test_a_paused_thread(tmp_path: Path) -> None:
     assert "Which deck?" in repr(state["__interrupts__"])
 
 
-def test_a_thread_killed_mid_tool_is_running(tmp_path: Path) -> None:
+def test_a_thread_killed_mid_tool_is_failed_once_its_process_is_gone(tmp_path: Path) -> None:
     db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
@@ -149,13 +149,28 @@ def test_a_thread_killed_mid_tool_is_running(tmp_path: Path) -> None:
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(0.3)
+    (alive,) = threads(db)  # the process hangs in a tool: still running
+    assert (alive.thread_id, alive.status, alive.last_error) == ("crash", "running", None)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     (row,) = threads(db)
-    assert (row.thread_id, row.status, row.last_error) == ("crash", "running", None)
+    assert (row.thread_id, row.status) == ("crash", "failed")
+    assert row.last_error == f"process {proc.pid} ended without finishing (killed?)"
     rows = history(db, "crash")
     assert rows and rows[-1].node != "finalize"
     assert checkpoint(db, "crash")["messages"]
+
+
+def test_liveness_of_a_writer() -> None:
+    me = liveness.writer()
+    assert me["pid"] == os.getpid() and not liveness.ended(me)
+    assert not liveness.ended({**me, "host": me["host"] + "-elsewhere"})  # cannot tell: alive
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert liveness.ended({**me, "pid": gone.pid})
+    if me["start"] is not None:  # Linux: a pid now held by another process counts as ended
+        assert liveness.ended({**me, "start": me["start"] - 1})
+    assert not liveness.ended(None) and not liveness.ended({"host": me["host"]})
 
 
 def test_fork_leaves_the_original_thread_alone(tmp_path: Path, scripted: Any) -> None:

@@ -1,0 +1,66 @@
+"""A task's trace steps refer to its ToolMessages in the ``writes`` table (SQLite savers).
+
+``tool_node`` writes each call's ToolMessage to ``messages`` and a trace step whose
+observation is the same text to ``trace``, in one task. :func:`link` stores such a step with
+a reference to the ToolMessage instead of a copy (see
+:func:`noema_graph.compact_serde.link_step`); :func:`resolve` puts the text back from the
+same task's messages write when the writes are read. A step read without resolving fails
+loudly when it is validated, never silently without its observation.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import PendingWrite
+
+from noema_graph.compact_serde import is_linked, link_step, tool_answers, unlink_step
+
+
+def _messages(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
+
+
+def link(writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Return one task's ``writes`` with trace observations that repeat its ToolMessages linked."""
+    answers = tool_answers(
+        m for channel, v in writes if channel == "messages" for m in _messages(v)
+    )
+    if not answers:
+        return list(writes)
+    return [
+        (channel, [link_step(s, answers) for s in value])
+        if channel == "trace" and isinstance(value, list)
+        else (channel, value)
+        for channel, value in writes
+    ]
+
+
+def _has_links(value: Any) -> bool:
+    return isinstance(value, list) and any(is_linked(s) for s in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+def resolve(
+    writes: Sequence[PendingWrite], companions: Iterable[PendingWrite] = ()
+) -> list[PendingWrite]:
+    """Return ``writes`` with linked trace steps resolved.
+
+    The ToolMessages come from the messages writes among ``writes`` and ``companions`` (the
+    same checkpoint's other writes), matched by task id.
+    """
+    if not any(channel == "trace" and _has_links(value) for _, channel, value in writes):
+        return list(writes)
+    by_task: dict[str, list[Any]] = defaultdict(list)
+    for task_id, channel, value in [*writes, *companions]:
+        if channel == "messages":
+            by_task[task_id] += _messages(value)
+    resolved: list[PendingWrite] = []
+    for task_id, channel, value in writes:
+        if channel == "trace" and _has_links(value):
+            answers = tool_answers(by_task[task_id])
+            resolved.append((task_id, channel, [unlink_step(s, answers) for s in value]))
+        else:
+            resolved.append((task_id, channel, value))
+    return resolved

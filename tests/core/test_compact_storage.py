@@ -1,0 +1,131 @@
+"""Checkpoint storage: tool results stored once, delta histories from the cache, no snapshots."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
+from langgraph.checkpoint.sqlite import SqliteSaver
+from pydantic import ValidationError
+
+from noema_graph import build_agent_graph, prune, sqlite_checkpointer
+from noema_graph.persistence import DELTA_CHANNELS, serializer
+from noema_graph.state.models import ReasoningStep, ToolAction
+from tests.core.crash_agent import make_mark
+from tests.core.helpers import cfg
+from tests.scripted import call, plan_reply, text, tools_reply
+
+RESULT = "marked 7 " + "x" * 500
+
+
+def _step(output: Any = RESULT) -> ReasoningStep:
+    return ReasoningStep(
+        kind="tool",
+        action=ToolAction(tool="mark", input={"n": 7}, output=output),
+        observation=RESULT,
+        call_id="c7",
+    )
+
+
+def _run(db: Path, n: int, scripted: Any, thread: str = "s") -> dict[str, Any]:
+    replies = [tools_reply(call("mark", {"n": i}, f"c{i}")) for i in range(n)]
+    model = scripted(plan_reply("loop"), *replies, text("done"))
+    config = cfg(max_iterations=n + 2, reflection_interval=10_000, loop_threshold=1000)
+    with sqlite_checkpointer(db) as saver:
+        tool = make_mark(db.with_suffix(".l"), None)
+        graph = build_agent_graph(config, model=model, tools=[tool], checkpointer=saver)
+        return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread}})
+
+
+def test_a_step_stores_its_result_once_and_reads_back_equal() -> None:
+    serde, step = serializer(), _step()
+    kind, blob = serde.dumps_typed([step])
+    assert blob.count(RESULT.encode()) == 1
+    assert serde.loads_typed((kind, blob)) == [step]
+    other = _step(output={"rows": [1, 2]})  # a result that is not the observation: both kept
+    assert serde.loads_typed(serde.dumps_typed([other])) == [other]
+    # LangGraph's own serializer revives the step too (the model's validator restores it)
+    assert JsonPlusSerializer().loads_typed((kind, blob)) == [step]
+
+
+def test_the_output_contract_and_a_pruned_checkpoint_read_back_equal(
+    tmp_path: Path, scripted: Any
+) -> None:
+    db = tmp_path / "o.sqlite"
+    state = _run(db, 3, scripted)
+    serde = serializer()
+    kind, blob = serde.dumps_typed(state["output"])
+    assert serde.loads_typed((kind, blob)) == state["output"]
+    prune(db, keep_last=1)  # the kept checkpoint holds messages, trace and output together
+    conn = sqlite3.connect(db)
+    kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchone()
+    conn.close()
+    assert blob.count(b"marked 1") == 1  # in the ToolMessage only
+    values = serde.loads_typed((kind, blob))["channel_values"]
+    assert values["messages"].value == state["messages"]
+    assert values["trace"].value == state["trace"]
+    assert values["output"] == state["output"]
+
+
+def test_a_linked_step_read_without_the_project_serializer_fails_loudly() -> None:
+    serde, step = serializer(), _step()
+    messages = [AIMessage("", id="a"), ToolMessage(RESULT, tool_call_id="c7", id="t")]
+    checkpoint = {
+        "channel_values": {"messages": _DeltaSnapshot(messages), "trace": _DeltaSnapshot([step])}
+    }
+    kind, blob = serde.dumps_typed(checkpoint)
+    assert blob.count(RESULT.encode()) == 1
+    assert serde.loads_typed((kind, blob))["channel_values"]["trace"].value == [step]
+    raw = JsonPlusSerializer().loads_typed((kind, blob))["channel_values"]["trace"].value
+    with pytest.raises(ValidationError, match="refers to its ToolMessage"):
+        DELTA_CHANNELS["trace"]([], [raw])
+
+
+def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "h.sqlite"
+    _run(db, 4, scripted)
+    _run(db, 2, scripted)  # a second run on the thread
+    _run(db, 1, scripted, thread="other")
+    prune(db, keep_last=12)  # the oldest kept checkpoint holds a snapshot (a seed)
+    channels = list(DELTA_CHANNELS)
+    with sqlite_checkpointer(db) as saver:
+        stock = SqliteSaver(saver.conn, serde=saver.serde)
+        listed = list(saver.list({"configurable": {"thread_id": "s"}}))
+        assert len(listed) == 12
+        for item in listed:
+            ours = saver.get_delta_channel_history(config=item.config, channels=channels)
+            theirs = stock.get_delta_channel_history(config=item.config, channels=channels)
+            assert ours == saver.resolve_history(item.config, theirs)
+            assert ours["messages"] == theirs["messages"]
+
+
+def test_trace_writes_refer_to_the_tool_messages(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "w.sqlite"
+    state = _run(db, 3, scripted)
+    conn = sqlite3.connect(db)
+    trace = b"".join(r[0] for r in conn.execute("SELECT value FROM writes WHERE channel='trace'"))
+    conn.close()
+    assert b"marked 1" not in trace  # the observation lives in the ToolMessage only
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=scripted(), tools=[], checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": "s"}}
+        assert graph.get_state(config).values["trace"] == state["trace"]
+        assert all(s.values.get("trace") is not None for s in graph.get_state_history(config))
+
+
+def test_no_snapshot_is_written_by_a_long_run(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "n.sqlite"
+    _run(db, 60, scripted)  # > 100 updates of messages and trace: snapshots used to start
+    serde = serializer()
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT type, checkpoint FROM checkpoints ORDER BY checkpoint_id")
+    stored = [serde.loads_typed((kind, blob))["channel_values"] for kind, blob in rows]
+    conn.close()
+    assert len(stored) > 100
+    # plan resets the trace with an Overwrite (stored as the new value) at the start of a run
+    assert not any("messages" in values or "trace" in values for values in stored[3:])
