@@ -98,7 +98,16 @@ def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) 
         listed = list(saver.list({"configurable": {"thread_id": "s"}}))
         assert len(listed) == 12
         for item in listed:
-            ours = saver.get_delta_channel_history(config=item.config, channels=channels)
+            conf = item.config["configurable"]
+            ours = saver.delta_history.history(  # the cache itself, not a fallback
+                saver.conn,
+                thread_id="s",
+                checkpoint_ns="",
+                checkpoint_id=conf["checkpoint_id"],
+                channels=channels,
+            )
+            assert ours is not None
+            assert ours == saver.get_delta_channel_history(config=item.config, channels=channels)
             theirs = stock.get_delta_channel_history(config=item.config, channels=channels)
             assert ours == saver.resolve_history(item.config, theirs)
             assert ours["messages"] == theirs["messages"]
