@@ -42,6 +42,16 @@ still snapshots a channel 5,000 supersteps after its last snapshot.
 """
 
 
+Messages = Annotated[
+    list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
+]
+"""The conversation: a delta channel (each checkpoint stores only its new messages)."""
+Trace = Annotated[
+    list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
+]
+"""The ReAct trace: a delta channel, numbered in order by :func:`append_steps`."""
+
+
 class RouteState(TypedDict, total=False):
     """The agent graph's channels that limits and routing depend on.
 
@@ -50,12 +60,8 @@ class RouteState(TypedDict, total=False):
     delta channels (linear checkpoint growth).
     """
 
-    messages: Annotated[
-        list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
-    ]
-    trace: Annotated[
-        list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
-    ]
+    messages: Messages
+    trace: Trace
     usage: Annotated[Usage, add_usage]
     elapsed_s: Annotated[float, add_seconds]
     tool_time: Annotated[ToolTime, add_tool_time]
@@ -88,12 +94,8 @@ class AgentState(RouteState, total=False):
 class AskState(TypedDict, total=False):
     """State of the read-only ask graph."""
 
-    messages: Annotated[
-        list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
-    ]
-    trace: Annotated[
-        list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
-    ]
+    messages: Messages
+    trace: Trace
     usage: Annotated[Usage, add_usage]
     elapsed_s: Annotated[float, add_seconds]
     run: RunInfo
