@@ -77,10 +77,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
 from langgraph.prebuilt import create_react_agent  # noqa: E402
 from langgraph.warnings import LangGraphDeprecatedSinceV10  # noqa: E402
-from zero_latency import WIDE_WINDOW, ZeroLatencyChatModel, fetch, script  # noqa: E402
+from zero_latency import WIDE_WINDOW, ZeroLatencyChatModel, fetch, noema_config, script  # noqa: E402
 
 from noema_graph import (  # noqa: E402
-    AgentConfig,
     async_sqlite_checkpointer,
     build_agent_graph,
     persistence,
@@ -115,18 +114,6 @@ def _clock(into: list[Sample]) -> Iterator[None]:
     into.append(Sample(time.perf_counter() - wall, time.process_time() - cpu))
 
 
-def _config(n: int) -> AgentConfig:
-    """Return a noema config whose run is plan, N tool iterations, then the answer."""
-    return AgentConfig(
-        enabled_toolkits=(),
-        max_iterations=n + 5,
-        reflection_interval=n + 1_000,
-        loop_threshold=n + 1_000,
-        max_tool_calls_per_step=5,
-        price_overrides={"zero-latency": (0.0, 0.0)},
-    )
-
-
 def _noema(
     n: int,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
@@ -136,7 +123,7 @@ def _noema(
 ) -> tuple[Any, ZeroLatencyChatModel]:
     model = script(n, plan=True, context_window=context_window)
     graph = build_agent_graph(
-        _config(n), model=model, tools=[fetch], checkpointer=checkpointer, observer=observer
+        noema_config(n), model=model, tools=[fetch], checkpointer=checkpointer, observer=observer
     )
     return graph, model
 

@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.prebuilt import create_react_agent  # noqa: E402
 from langgraph.warnings import LangGraphDeprecatedSinceV10  # noqa: E402
-from zero_latency import WIDE_WINDOW, fetch, script  # noqa: E402
+from zero_latency import WIDE_WINDOW, fetch, noema_config, script  # noqa: E402
 
-from noema_graph import AgentConfig, build_agent_graph, sqlite_checkpointer  # noqa: E402
+from noema_graph import build_agent_graph, sqlite_checkpointer  # noqa: E402
 from noema_graph.persistence import prune, serializer  # noqa: E402
 
 warnings.filterwarnings("ignore", category=LangGraphDeprecatedSinceV10)
@@ -47,21 +47,11 @@ INPUT = {"messages": [("user", "Fetch the records.")]}
 CONFIG: Any = {"configurable": {"thread_id": "size"}}
 
 
-def _config(n: int) -> AgentConfig:
-    return AgentConfig(
-        enabled_toolkits=(),
-        max_iterations=n + 5,
-        reflection_interval=n + 1_000,
-        loop_threshold=n + 1_000,
-        price_overrides={"zero-latency": (0.0, 0.0)},
-    )
-
-
 def noema_thread(path: Path, n: int) -> None:
     """Run one noema thread of N iterations into ``path``."""
     with sqlite_checkpointer(path) as saver:
         model = script(n, plan=True, context_window=WIDE_WINDOW)
-        graph = build_agent_graph(_config(n), model=model, tools=[fetch], checkpointer=saver)
+        graph = build_agent_graph(noema_config(n), model=model, tools=[fetch], checkpointer=saver)
         graph.invoke(INPUT, CONFIG)
 
 
@@ -116,7 +106,9 @@ def history_seconds(path: Path, n: int, noema: bool) -> float:
     if noema:
         with sqlite_checkpointer(path) as saver:
             model = script(n, plan=True, context_window=WIDE_WINDOW)
-            graph = build_agent_graph(_config(n), model=model, tools=[fetch], checkpointer=saver)
+            graph = build_agent_graph(
+                noema_config(n), model=model, tools=[fetch], checkpointer=saver
+            )
             start = time.perf_counter()
             count = len(list(graph.get_state_history(CONFIG)))
             took = time.perf_counter() - start

@@ -109,3 +109,17 @@ def script(n: int, *, plan: bool, context_window: int | None = WIDE_WINDOW) -> Z
 def fetch(i: int) -> str:
     """Fetch record i (1 KB of text)."""
     return f"record {i}: ".ljust(TOOL_RESULT_CHARS, "x")
+
+
+def noema_config(n: int) -> Any:
+    """Return the noema config of a bench run: plan, N tool iterations, then the answer."""
+    from noema_graph import AgentConfig
+
+    return AgentConfig(
+        enabled_toolkits=(),
+        max_iterations=n + 5,
+        reflection_interval=n + 1_000,
+        loop_threshold=n + 1_000,
+        max_tool_calls_per_step=5,
+        price_overrides={"zero-latency": (0.0, 0.0)},
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import StructuredTool, tool
@@ -41,3 +42,20 @@ def _explode(reason: str) -> str:
 explode = StructuredTool.from_function(_explode, name="explode", description="Always fails.")
 
 TOOLS = [add, lookup, explode]
+
+
+def run_marks(db: Path, n: int, scripted: Any, thread: str = "s") -> dict[str, Any]:
+    """Run the agent graph on the SQLite file ``db``: a plan, ``n`` non-idempotent ``mark``
+    calls (their ledger beside ``db``), then the answer; return the final state."""
+    from noema_graph.graphs import build_agent_graph
+    from noema_graph.persistence import sqlite_checkpointer
+    from tests.core.crash_agent import make_mark
+    from tests.scripted import call, plan_reply, text, tools_reply
+
+    replies = [tools_reply(call("mark", {"n": i}, f"{thread}-c{i}")) for i in range(n)]
+    model = scripted(plan_reply("loop"), *replies, text("done"))
+    config = cfg(max_iterations=n + 2, reflection_interval=10_000, loop_threshold=1000)
+    with sqlite_checkpointer(db) as saver:
+        tool = make_mark(db.with_suffix(".l"), None)
+        graph = build_agent_graph(config, model=model, tools=[tool], checkpointer=saver)
+        return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread}})

@@ -16,9 +16,7 @@ from pydantic import ValidationError
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer
 from noema_graph.persistence import DELTA_CHANNELS, serializer
 from noema_graph.state.models import ReasoningStep, ToolAction
-from tests.core.crash_agent import make_mark
-from tests.core.helpers import cfg
-from tests.scripted import call, plan_reply, text, tools_reply
+from tests.core.helpers import cfg, run_marks
 
 RESULT = "marked 7 " + "x" * 500
 
@@ -30,16 +28,6 @@ def _step(output: Any = RESULT) -> ReasoningStep:
         observation=RESULT,
         call_id="c7",
     )
-
-
-def _run(db: Path, n: int, scripted: Any, thread: str = "s") -> dict[str, Any]:
-    replies = [tools_reply(call("mark", {"n": i}, f"c{i}")) for i in range(n)]
-    model = scripted(plan_reply("loop"), *replies, text("done"))
-    config = cfg(max_iterations=n + 2, reflection_interval=10_000, loop_threshold=1000)
-    with sqlite_checkpointer(db) as saver:
-        tool = make_mark(db.with_suffix(".l"), None)
-        graph = build_agent_graph(config, model=model, tools=[tool], checkpointer=saver)
-        return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread}})
 
 
 def test_a_step_stores_its_result_once_and_reads_back_equal() -> None:
@@ -57,7 +45,7 @@ def test_the_output_contract_and_a_pruned_checkpoint_read_back_equal(
     tmp_path: Path, scripted: Any
 ) -> None:
     db = tmp_path / "o.sqlite"
-    state = _run(db, 3, scripted)
+    state = run_marks(db, 3, scripted)
     serde = serializer()
     kind, blob = serde.dumps_typed(state["output"])
     assert serde.loads_typed((kind, blob)) == state["output"]
@@ -88,9 +76,9 @@ def test_a_linked_step_read_without_the_project_serializer_fails_loudly() -> Non
 
 def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) -> None:
     db = tmp_path / "h.sqlite"
-    _run(db, 4, scripted)
-    _run(db, 2, scripted)  # a second run on the thread
-    _run(db, 1, scripted, thread="other")
+    run_marks(db, 4, scripted)
+    run_marks(db, 2, scripted)  # a second run on the thread
+    run_marks(db, 1, scripted, thread="other")
     prune(db, keep_last=12)  # the oldest kept checkpoint holds a snapshot (a seed)
     channels = list(DELTA_CHANNELS)
     with sqlite_checkpointer(db) as saver:
@@ -115,7 +103,7 @@ def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) 
 
 def test_trace_writes_refer_to_the_tool_messages(tmp_path: Path, scripted: Any) -> None:
     db = tmp_path / "w.sqlite"
-    state = _run(db, 3, scripted)
+    state = run_marks(db, 3, scripted)
     conn = sqlite3.connect(db)
     trace = b"".join(r[0] for r in conn.execute("SELECT value FROM writes WHERE channel='trace'"))
     conn.close()
@@ -127,9 +115,9 @@ def test_trace_writes_refer_to_the_tool_messages(tmp_path: Path, scripted: Any) 
         assert all(s.values.get("trace") is not None for s in graph.get_state_history(config))
 
 
-def test_no_snapshot_is_written_by_a_long_run(tmp_path: Path, scripted: Any) -> None:
+def test_no_snapshot_is_written_by_a_longrun_marks(tmp_path: Path, scripted: Any) -> None:
     db = tmp_path / "n.sqlite"
-    _run(db, 60, scripted)  # > 100 updates of messages and trace: snapshots used to start
+    run_marks(db, 60, scripted)  # > 100 updates of messages and trace: snapshots used to start
     serde = serializer()
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT type, checkpoint FROM checkpoints ORDER BY checkpoint_id")

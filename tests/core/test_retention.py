@@ -14,19 +14,7 @@ from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.ledger import LEDGER_NAMESPACE
 from noema_graph.observability.eventlog import read_events
 from noema_graph.retention import checkpoint_time, parse_age
-from tests.core.crash_agent import make_mark
-from tests.core.helpers import cfg
-from tests.scripted import call, plan_reply, text, tools_reply
-
-
-def _run(db: Path, thread: str, n: int, scripted: Any) -> dict[str, Any]:
-    replies = [tools_reply(call("mark", {"n": i}, f"{thread}-c{i}")) for i in range(n)]
-    model = scripted(plan_reply("loop"), *replies, text("done"))
-    config = cfg(max_iterations=n + 2, reflection_interval=10_000, loop_threshold=1000)
-    with sqlite_checkpointer(db) as saver:
-        tool = make_mark(db.with_suffix(".l"), None)
-        graph = build_agent_graph(config, model=model, tools=[tool], checkpointer=saver)
-        return graph.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread}})
+from tests.core.helpers import cfg, run_marks
 
 
 def _rows(db: Path, sql: str, *args: Any) -> int:
@@ -64,7 +52,7 @@ def test_kept_checkpoints_load_as_before_and_the_thread_resumes(
     tmp_path: Path, scripted: Any
 ) -> None:
     db = tmp_path / "r.sqlite"
-    _run(db, "s", 5, scripted)
+    run_marks(db, 5, scripted, "s")
     before = _states(db, "s", scripted)
     removed = prune(db, keep_last=3)
     after = _states(db, "s", scripted)
@@ -74,7 +62,7 @@ def test_kept_checkpoints_load_as_before_and_the_thread_resumes(
         assert values["messages"] == before[checkpoint_id]["messages"]
         assert values["trace"] == before[checkpoint_id]["trace"]
         assert values.get("output") == before[checkpoint_id].get("output")
-    state = _run(db, "s", 2, scripted)  # a new run on the pruned thread
+    state = run_marks(db, 2, scripted, "s")  # a new run on the pruned thread
     assert state["output"]["success"] is True
     assert state["messages"][: len(after[max(after)]["messages"])] == after[max(after)]["messages"]
 
@@ -83,9 +71,9 @@ def test_older_than_drops_whole_threads_with_events_and_ledger(
     tmp_path: Path, scripted: Any
 ) -> None:
     db = tmp_path / "o.sqlite"
-    _run(db, "old", 2, scripted)
+    run_marks(db, 2, scripted, "old")
     _ledger(db, "old", "old-c0", "old-c1")
-    _run(db, "new", 2, scripted)
+    run_marks(db, 2, scripted, "new")
     _ledger(db, "new", "new-c0")
     conn = sqlite3.connect(db)
     newest_old = conn.execute(
@@ -99,14 +87,14 @@ def test_older_than_drops_whole_threads_with_events_and_ledger(
         assert _rows(db, f"SELECT count(*) FROM {table} WHERE thread_id='new'") > 0, table
     assert _ledger_keys(db, "old") == set()
     assert _ledger_keys(db, "new") == {"new-c0"}
-    assert _run(db, "new", 1, scripted)["output"]["success"] is True
+    assert run_marks(db, 1, scripted, "new")["output"]["success"] is True
 
 
 def test_keep_last_drops_ledger_entries_of_calls_answered_before_the_kept_checkpoint(
     tmp_path: Path, scripted: Any
 ) -> None:
     db = tmp_path / "l.sqlite"
-    _run(db, "s", 3, scripted)
+    run_marks(db, 3, scripted, "s")
     _ledger(db, "s", "s-c0", "s-c1", "s-c2", "unknown")
     prune(db, keep_last=1)
     # every call was answered before the last checkpoint; an entry of no known call stays
@@ -121,7 +109,7 @@ def test_a_failing_prune_changes_nothing(
     from noema_graph import retention
 
     db = tmp_path / "a.sqlite"
-    _run(db, "s", 3, scripted)
+    run_marks(db, 3, scripted, "s")
     counts = [_rows(db, f"SELECT count(*) FROM {t}") for t in ("checkpoints", "writes")]
 
     def broken(*args: Any, **kwargs: Any) -> int:
@@ -151,7 +139,7 @@ def test_the_cli_prunes_by_age_and_count(tmp_path: Path, scripted: Any) -> None:
     from noema_graph.cli import app
 
     db = tmp_path / "c.sqlite"
-    _run(db, "s", 2, scripted)
+    run_marks(db, 2, scripted, "s")
     total = _rows(db, "SELECT count(*) FROM checkpoints")
 
     def invoke(*args: str) -> Any:
