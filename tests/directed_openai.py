@@ -23,15 +23,14 @@ Select it with ``NOEMA_MODEL=`` :attr:`DirectedOpenAIServer.spec`.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
+
+from tests.scripted_openai import OpenAIServer
 
 MODEL_NAME = "directed"
 HOLD_TIMEOUT_S = 120.0
@@ -111,43 +110,20 @@ def _schema_name(body: dict[str, Any]) -> str | None:
     return str(response_format["json_schema"]["name"])
 
 
-class DirectedOpenAIServer:
+class DirectedOpenAIServer(OpenAIServer):
     """Serve on 127.0.0.1 (a free port) while :meth:`running` is entered."""
 
+    model_name = MODEL_NAME
+
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.errors: list[str] = []
+        super().__init__()
         self.held = threading.Event()
         self._released = threading.Event()
         self._holds_done: set[str] = set()
-        self._lock = threading.Lock()
-        self._http: ThreadingHTTPServer | None = None
 
-    @property
-    def base_url(self) -> str:
-        """Return the OpenAI-compatible base URL (``http://127.0.0.1:<port>/v1``)."""
-        assert self._http is not None, "the directed model server is not running"
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-
-    @property
-    def spec(self) -> str:
-        """Return the model spec that selects this server (for ``NOEMA_MODEL``)."""
-        return f"openai-compatible:{MODEL_NAME}@{self.base_url}"
-
-    @contextmanager
-    def running(self) -> Iterator[DirectedOpenAIServer]:
-        """Serve in a background thread; held requests are released and the port closed on exit."""
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._http.daemon_threads = True
-        thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.release()
-            self._http.shutdown()
-            self._http.server_close()
-            thread.join()
+    def closing(self) -> None:
+        """Release held requests before the port closes."""
+        self.release()
 
     def release(self) -> None:
         """Let held requests go on (their client may be gone by then)."""
@@ -214,29 +190,3 @@ def _completion(message: dict[str, Any], number: int) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
-
-
-def _handler(server: DirectedOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            if not self.path.endswith("/chat/completions"):
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
-            length = int(self.headers.get("Content-Length", "0"))
-            status, answer = server.reply_to(json.loads(self.rfile.read(length)))
-            # a held request's server process may have been killed meanwhile
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self._send(status, answer)
-
-        def _send(self, status: int, answer: dict[str, Any]) -> None:
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Keep the test output quiet."""
-
-    return Handler

@@ -16,23 +16,26 @@ wrong schema, a streaming call) is answered 400, which the client does not retry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from langchain_core.messages import AIMessage
 
 MODEL_NAME = "scripted"
 
 
-class ScriptedOpenAIServer:
-    """Serve ``script`` on 127.0.0.1 (a free port) while :meth:`running` is entered."""
+class OpenAIServer:
+    """An OpenAI-compatible chat server on 127.0.0.1 (a free port) for tests; subclasses
+    answer each request in :meth:`reply_to`."""
 
-    def __init__(self, script: list[AIMessage]) -> None:
-        self.script = list(script)
+    model_name = MODEL_NAME
+
+    def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self._lock = threading.Lock()
@@ -41,26 +44,43 @@ class ScriptedOpenAIServer:
     @property
     def base_url(self) -> str:
         """Return the OpenAI-compatible base URL (``http://127.0.0.1:<port>/v1``)."""
-        assert self._http is not None, "the scripted server is not running"
+        assert self._http is not None, f"the {self.model_name} model server is not running"
         return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
 
     @property
     def spec(self) -> str:
         """Return the model spec that selects this server (for ``NOEMA_MODEL``)."""
-        return f"openai-compatible:{MODEL_NAME}@{self.base_url}"
+        return f"openai-compatible:{self.model_name}@{self.base_url}"
 
     @contextmanager
-    def running(self) -> Iterator[ScriptedOpenAIServer]:
-        """Serve in a background thread; the port is closed on exit."""
+    def running(self) -> Iterator[Self]:
+        """Serve in a background thread; the port is closed on exit (after :meth:`closing`)."""
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http.daemon_threads = True
         thread = threading.Thread(target=self._http.serve_forever, daemon=True)
         thread.start()
         try:
             yield self
         finally:
+            self.closing()
             self._http.shutdown()
             self._http.server_close()
             thread.join()
+
+    def closing(self) -> None:
+        """Called before the port closes (a subclass releases what it holds)."""
+
+    def reply_to(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Return the HTTP status and JSON answer for one chat completion request."""
+        raise NotImplementedError
+
+
+class ScriptedOpenAIServer(OpenAIServer):
+    """Serve ``script`` on 127.0.0.1 (a free port) while :meth:`running` is entered."""
+
+    def __init__(self, script: list[AIMessage]) -> None:
+        super().__init__()
+        self.script = list(script)
 
     def reply_to(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Return the HTTP status and JSON answer for one chat completion request."""
@@ -127,7 +147,7 @@ def _completion(reply: AIMessage, body: dict[str, Any], number: int) -> dict[str
     }
 
 
-def _handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
+def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             if not self.path.endswith("/chat/completions"):
@@ -135,7 +155,9 @@ def _handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length", "0"))
             status, answer = server.reply_to(json.loads(self.rfile.read(length)))
-            self._send(status, answer)
+            # the client may be gone by then (a held request whose server process was killed)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(status, answer)
 
         def _send(self, status: int, answer: dict[str, Any]) -> None:
             data = json.dumps(answer).encode()
