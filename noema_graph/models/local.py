@@ -25,6 +25,7 @@ import atexit
 import gc
 import importlib
 import importlib.metadata
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from noema_graph.errors import ConfigurationError, LLMError
+
+logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "smollm2-135m-instruct"
 """Model name the local server answers to and reports in responses."""
@@ -244,16 +247,48 @@ class LocalModelServer:
         self.load_seconds = time.perf_counter() - started
 
     def stop(self) -> None:
-        """Stop serving and free the model; the port is closed when this returns."""
+        """Stop serving and free the model; the port is closed when this returns.
+
+        xllamacpp joins its HTTP and inference threads in the server's destructor; on a
+        heavily loaded machine that join was seen to hang for good right after a start. The
+        destructor therefore runs on a daemon thread, waited for :data:`STOP_TIMEOUT_S`:
+        past that, a warning names the port and the process goes on (its exit closes it).
+        """
         with self._lock:
             server, self._server, self._base_url = self._server, None, None
-            if server is not None:
-                # xllamacpp joins its HTTP and inference threads in the destructor.
-                del server
+            if server is None:
+                return
+            port = _port_of(server)
+            holder = [server]
+            del server
+
+            def release() -> None:
+                holder.clear()  # the last reference: xllamacpp's destructor runs here
                 gc.collect()
+
+            worker = threading.Thread(target=release, name="noema-llama-stop", daemon=True)
+            try:
+                worker.start()
+            except RuntimeError:  # interpreter shutdown (Python >= 3.12): no new threads
+                release()
+                return
+            worker.join(STOP_TIMEOUT_S)
+            if worker.is_alive():
+                logger.warning(
+                    "the local model server (port %s) did not stop in %.0f s; it is left to "
+                    "the process's exit",
+                    port,
+                    STOP_TIMEOUT_S,
+                )
 
 
 _NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+STOP_TIMEOUT_S = 10.0
+"""Longest wait for xllamacpp's server to stop (see :meth:`LocalModelServer.stop`)."""
+
+
+def _port_of(server: Any) -> str:
+    return str(getattr(server, "listening_address", "?")).rstrip("/").rsplit(":", 1)[-1]
 
 
 def _wait_healthy(address: str) -> None:
