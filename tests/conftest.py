@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from noema_graph.clock import ManualClock, use_clock
+from tests.pg import PostgresServer, ServerUnavailable
 from tests.scripted import ScriptedChatModel
 
 _real_connect = socket.socket.connect
@@ -57,3 +59,25 @@ def manual_clock() -> Iterator[ManualClock]:
     """Return a clock that moves only on ``advance()``, installed for the test's duration."""
     with use_clock(ManualClock()) as clock:
         yield clock
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    """Start PostgreSQL once for the session (as an unprivileged uid under root); stop it after.
+
+    If it cannot start here the tests that need it skip, saying why; under CI (``CI`` or
+    ``NOEMA_REQUIRE_MCP`` set) they fail instead, so CI never skips them silently.
+    """
+    server = PostgresServer()
+    try:
+        server.start()
+    except ServerUnavailable as exc:
+        server.stop()
+        reason = f"PostgreSQL could not start, so the PostgreSQL tests cannot run: {exc}"
+        if os.environ.get("CI") or os.environ.get("NOEMA_REQUIRE_MCP"):
+            pytest.fail(reason)
+        pytest.skip(f"!!! SKIPPED: {reason}")
+    try:
+        yield server
+    finally:
+        server.stop()

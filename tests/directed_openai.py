@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tests.scripted_openai import OpenAIServer
+from tests.scripted_openai import OpenAIServer, completion_body
 
 MODEL_NAME = "directed"
 HOLD_TIMEOUT_S = 120.0
@@ -182,11 +182,4 @@ class DirectedOpenAIServer(OpenAIServer):
 
 def _completion(message: dict[str, Any], number: int) -> dict[str, Any]:
     finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {
-        "id": f"chatcmpl-directed-{number}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": MODEL_NAME,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
+    return completion_body(message, finish, number, MODEL_NAME)

@@ -137,11 +137,18 @@ def _completion(reply: AIMessage, body: dict[str, Any], number: int) -> dict[str
             }
             for i, call in enumerate(reply.tool_calls)
         ]
+    return completion_body(message, finish, number, MODEL_NAME)
+
+
+def completion_body(
+    message: dict[str, Any], finish: str, number: int, model: str
+) -> dict[str, Any]:
+    """Return an OpenAI chat completion carrying ``message`` (fixed token counts)."""
     return {
-        "id": f"chatcmpl-scripted-{number}",
+        "id": f"chatcmpl-{model}-{number}",
         "object": "chat.completion",
         "created": 0,
-        "model": MODEL_NAME,
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }

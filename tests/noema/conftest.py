@@ -9,7 +9,6 @@ server cannot start the PostgreSQL cases skip, loudly; under CI (``CI`` or
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from noema_graph.noema.demo import DemoSummary, write_demo_data
 from noema_graph.noema.driver import fetch_all, insert
 from noema_graph.noema.sql import INSERT_DECK, INSERT_USER
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
-from tests.pg import PostgresServer, ServerUnavailable
+from tests.pg import PostgresServer
 
 T0 = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
 BACKENDS = ("sqlite", "postgres")
@@ -31,21 +30,9 @@ Locate = Callable[[str], "str | Path"]
 
 
 @pytest.fixture(scope="session")
-def noema_pg() -> Iterator[str]:
-    """Start PostgreSQL for the session; yield the URL of a database for the tests' schemas."""
-    server = PostgresServer()
-    try:
-        server.start()
-    except ServerUnavailable as exc:
-        server.stop()
-        reason = f"PostgreSQL could not start, so the learning store cannot be tested on it: {exc}"
-        if os.environ.get("CI") or os.environ.get("NOEMA_REQUIRE_MCP"):
-            pytest.fail(reason)
-        pytest.skip(f"!!! SKIPPED: {reason}")
-    try:
-        yield server.create_database("noema_learning")
-    finally:
-        server.stop()
+def noema_pg(pg_server: PostgresServer) -> str:
+    """Return the URL of a database on the session's server for the tests' schemas."""
+    return pg_server.create_database("noema_learning")
 
 
 def schema_url(database_url: str, name: str) -> str:

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.aegra import AegraUnavailable, aegra_venv
-from tests.postgres.conftest import pg_server
 
-__all__ = ["aegra", "pg_server"]
+__all__ = ["aegra"]
 
 
 @pytest.fixture
