@@ -252,7 +252,7 @@ def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generato
         saver = PostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
         with pool.connection() as conn:
-            index = _vector_index(embedder, _has_pgvector(conn.execute(PGVECTOR).fetchone()))
+            index = _vector_index(embedder, conn.execute(PGVECTOR).fetchone() is not None)
             store = PostgresStore(pool, index=index)
             _locked_setup(conn, saver, store)
         yield Backend("postgres", saver, store)
@@ -260,10 +260,6 @@ def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generato
 
 PGVECTOR = "SELECT 1 AS found FROM pg_available_extensions WHERE name = 'vector'"
 """Whether the server can create pgvector's extension (the Store's setup creates it)."""
-
-
-def _has_pgvector(row: object) -> bool:
-    return row is not None
 
 
 def _vector_index(embedder: Embeddings | None, available: bool) -> PostgresIndexConfig | None:
@@ -312,7 +308,7 @@ async def _async_postgres(
         setattr(saver, EVENT_LOG_URL, url)
         async with pool.connection() as conn:
             found = await (await conn.execute(PGVECTOR)).fetchone()
-            store = AsyncPostgresStore(pool, index=_vector_index(embedder, _has_pgvector(found)))
+            store = AsyncPostgresStore(pool, index=_vector_index(embedder, found is not None))
             await _async_locked_setup(conn, saver, store)
         yield Backend("postgres", saver, store)
 

@@ -79,9 +79,10 @@ class StartOptions(RunOptions, total=False):
     thread_id: str | None
 
 
-def _session(name: str, options: RunOptions, learner: Learner) -> tuple[Any, RunContext]:
+def _session(
+    name: str, options: RunOptions, path: Location, learner: Learner
+) -> tuple[Any, RunContext]:
     """Return (graph, context) of one run of ``name``; shared by every entry point."""
-    path = _path(options)
     context = RunContext(user_id=learner.name, timeout_s=options.get("timeout_s"))
     return _graph(name, options.get("model"), path), context
 
@@ -116,8 +117,9 @@ def run_agent(name: str, request: str, **options: Unpack[StartOptions]) -> Agent
     Raises:
         ConfigurationError: Unknown agent or learner.
     """
-    learner = resolve_learner(_path(options), _user(options))
-    graph, context = _session(name, options, learner)
+    path = _path(options)
+    learner = resolve_learner(path, _user(options))
+    graph, context = _session(name, options, path, learner)
     inputs, config = _start(request, learner, options)
     graph.invoke(inputs, config, context=context)
     return _output(name, graph, config)
@@ -148,8 +150,9 @@ def resume_agent(
     Raises:
         HumanInputError: The answer does not fit the open request (nothing is changed).
     """
-    learner = resolve_learner(_path(options), _user(options))
-    graph, context = _session(name, options, learner)
+    path = _path(options)
+    learner = resolve_learner(path, _user(options))
+    graph, context = _session(name, options, path, learner)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     graph.invoke(resume_with(graph, config, answer), config, context=context)
     return _output(name, graph, config)
@@ -167,8 +170,9 @@ async def astream_agent(
     name: str, request: str, **options: Unpack[StartOptions]
 ) -> AsyncIterator[dict[str, Any] | AgentOutput]:
     """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
-    learner = await aresolve_learner(_path(options), _user(options))
-    graph, context = _session(name, options, learner)
+    path = _path(options)
+    learner = await aresolve_learner(path, _user(options))
+    graph, context = _session(name, options, path, learner)
     inputs, config = _start(request, learner, options)
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk

@@ -14,6 +14,4 @@ fi
 # The BFCL multi-turn tasks and stateful backends for the tool-order replay (tests and bench);
 # its declared dependencies would replace numpy and pull torch, the backends need mpmath only.
 .venv/bin/python -m pip install --quiet --no-deps "bfcl-eval==2026.3.23"
-# Aegra (tests/scale, bench/bench_scale.py, deploy/) needs Python >= 3.12: a venv of its own.
-bash deploy/install_aegra.sh
 .venv/bin/python -c "import noema_graph.models.local as m; print('embedded model:', m.bundled_model_path())"
