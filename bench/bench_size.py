@@ -2,7 +2,7 @@
 
 Usage:
     PYTHONPATH=$PWD .venv/bin/python bench/bench_size.py [--iterations 10,50,200,1000]
-        [--breakdown] [--history 200] [--prune]
+        [--breakdown] [--history 200] [--prune] [--payload filler|text]
 
 Both agents get the zero-latency scripted model and 1 KB tool of ``bench/zero_latency.py``.
 noema_graph runs on ``sqlite_checkpointer`` (event log on, its default); the prebuilt agent
@@ -13,7 +13,9 @@ bytes/iteration stays flat as N grows). ``--breakdown`` prints bytes per table a
 the checkpoints table, per channel (each channel value re-serialised on its own) and per
 channel of the writes table. ``--history N`` times ``graph.get_state_history`` of both
 agents' N-iteration threads, interleaved in one process (median of 3 after a warm-up).
-``--prune`` runs ``prune(keep_last=1)`` on both files and prints the sizes.
+``--prune`` runs ``prune(keep_last=1)`` on both files and prints the sizes. ``--payload
+text`` makes the tool return random words instead of the filler (which compresses ~30x, and
+noema's SQLite checkpointer compresses large values): the honest size figure.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.prebuilt import create_react_agent  # noqa: E402
 from langgraph.warnings import LangGraphDeprecatedSinceV10  # noqa: E402
-from zero_latency import WIDE_WINDOW, fetch, noema_config, script  # noqa: E402
+from zero_latency import WIDE_WINDOW, fetch, fetch_text, noema_config, script  # noqa: E402
 
 from noema_graph import build_agent_graph, sqlite_checkpointer  # noqa: E402
 from noema_graph.persistence import prune, serializer  # noqa: E402
@@ -45,13 +47,16 @@ from noema_graph.persistence import prune, serializer  # noqa: E402
 warnings.filterwarnings("ignore", category=LangGraphDeprecatedSinceV10)
 INPUT = {"messages": [("user", "Fetch the records.")]}
 CONFIG: Any = {"configurable": {"thread_id": "size"}}
+TOOLS: dict[str, Any] = {"filler": fetch, "text": fetch_text}
+TOOL: list[Any] = [fetch]
+"""The tool both agents call (``--payload`` picks it)."""
 
 
 def noema_thread(path: Path, n: int) -> None:
     """Run one noema thread of N iterations into ``path``."""
     with sqlite_checkpointer(path) as saver:
         model = script(n, plan=True, context_window=WIDE_WINDOW)
-        graph = build_agent_graph(noema_config(n), model=model, tools=[fetch], checkpointer=saver)
+        graph = build_agent_graph(noema_config(n), model=model, tools=TOOL, checkpointer=saver)
         graph.invoke(INPUT, CONFIG)
 
 
@@ -59,7 +64,7 @@ def prebuilt_thread(path: Path, n: int) -> None:
     """Run one prebuilt-agent thread of N iterations into ``path`` (stock SqliteSaver)."""
     conn = sqlite3.connect(path, check_same_thread=False)
     saver = SqliteSaver(conn)
-    graph = create_react_agent(script(n, plan=False), [fetch], checkpointer=saver)
+    graph = create_react_agent(script(n, plan=False), TOOL, checkpointer=saver)
     graph.invoke(INPUT, {**CONFIG, "recursion_limit": 2 * n + 10})
     conn.close()
 
@@ -106,15 +111,13 @@ def history_seconds(path: Path, n: int, noema: bool) -> float:
     if noema:
         with sqlite_checkpointer(path) as saver:
             model = script(n, plan=True, context_window=WIDE_WINDOW)
-            graph = build_agent_graph(
-                noema_config(n), model=model, tools=[fetch], checkpointer=saver
-            )
+            graph = build_agent_graph(noema_config(n), model=model, tools=TOOL, checkpointer=saver)
             start = time.perf_counter()
             count = len(list(graph.get_state_history(CONFIG)))
             took = time.perf_counter() - start
     else:
         conn = sqlite3.connect(path, check_same_thread=False)
-        graph = create_react_agent(script(n, plan=False), [fetch], checkpointer=SqliteSaver(conn))
+        graph = create_react_agent(script(n, plan=False), TOOL, checkpointer=SqliteSaver(conn))
         start = time.perf_counter()
         count = len(list(graph.get_state_history(CONFIG)))
         took = time.perf_counter() - start
@@ -130,7 +133,10 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=0)
     parser.add_argument("--prune", action="store_true")
     parser.add_argument("--prebuilt-size", action="store_true")
+    parser.add_argument("--payload", choices=sorted(TOOLS), default="filler")
     args = parser.parse_args()
+    TOOL[0] = TOOLS[args.payload]
+    print(f"tool result: {args.payload}")
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.iterations.split(",") if x]:

@@ -14,6 +14,8 @@ for tracing (as a field, the repr of N messages cost 0.1-0.4 s a run, on both si
 
 from __future__ import annotations
 
+import random
+import string
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -109,6 +111,25 @@ def script(n: int, *, plan: bool, context_window: int | None = WIDE_WINDOW) -> Z
 def fetch(i: int) -> str:
     """Fetch record i (1 KB of text)."""
     return f"record {i}: ".ljust(TOOL_RESULT_CHARS, "x")
+
+
+@tool("fetch")
+def fetch_text(i: int) -> str:
+    """Fetch record i (1 KB of text)."""
+    return text_record(i)
+
+
+def text_record(i: int) -> str:
+    """Return record i as 1 KB of random lowercase words (zlib saves only ~35% of it).
+
+    Unlike :func:`fetch`'s filler, which compresses about 30x, this stands for results that
+    compress as little as real tool output does or less (JSON and prose compress 2-4x).
+    """
+    rng = random.Random(i)
+    words: list[str] = [f"record {i}:"]
+    while sum(len(w) + 1 for w in words) < TOOL_RESULT_CHARS:
+        words.append("".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))))
+    return " ".join(words)[:TOOL_RESULT_CHARS]
 
 
 def noema_config(n: int) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ DECODE_ERRORS: tuple[type[Exception], ...] = (
     KeyError,
     AttributeError,
     NotImplementedError,  # an unknown serialisation type
+    zlib.error,  # a compressed value that is not zlib data
 )
 """What decoding a damaged row raises (confirmed against the file before it is reported)."""
 
@@ -120,12 +122,19 @@ def corrupt_file(path: Path | None, exc: sqlite3.DatabaseError, **where: Any) ->
     return DamagedFileError(path, f"SQLite reports: {exc}", **where)
 
 
+KEY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
+    "writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+}
+"""Primary key of each checkpoint table (``writes`` has no rowid in files noema creates)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BadRow:
-    """A row of the checkpoint tables that cannot be decoded."""
+    """A row of the checkpoint tables that cannot be decoded, named by its primary key."""
 
     table: str
-    rowid: int
+    key: tuple[Any, ...]
     thread_id: str
     checkpoint_id: str
     reason: str
@@ -163,23 +172,27 @@ def write_problem(serde: SerializerProtocol, kind: str | None, blob: bytes | Non
 
 
 CHECKPOINT_ROWS_SQL = (
-    "SELECT rowid, thread_id, checkpoint_id, type, checkpoint, metadata FROM checkpoints"
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata FROM checkpoints"
 )
-WRITE_ROWS_SQL = "SELECT rowid, thread_id, checkpoint_id, type, value FROM writes"
+WRITE_ROWS_SQL = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes"
+)
 
 
 def bad_checkpoints(serde: SerializerProtocol, rows: Iterable[Any]) -> Generator[BadRow]:
     """Yield the rows of :data:`CHECKPOINT_ROWS_SQL` that cannot be read back."""
-    for rowid, thread_id, checkpoint_id, kind, blob, metadata in rows:
+    for thread_id, ns, checkpoint_id, kind, blob, metadata in rows:
         if (reason := checkpoint_problem(serde, kind, blob, metadata)) is not None:
-            yield BadRow("checkpoints", rowid, str(thread_id), str(checkpoint_id), reason)
+            key = (thread_id, ns, checkpoint_id)
+            yield BadRow("checkpoints", key, str(thread_id), str(checkpoint_id), reason)
 
 
 def bad_writes(serde: SerializerProtocol, rows: Iterable[Any]) -> Generator[BadRow]:
     """Yield the rows of :data:`WRITE_ROWS_SQL` that cannot be read back."""
-    for rowid, thread_id, checkpoint_id, kind, blob in rows:
+    for thread_id, ns, checkpoint_id, task_id, idx, kind, blob in rows:
         if (reason := write_problem(serde, kind, blob)) is not None:
-            yield BadRow("writes", rowid, str(thread_id), str(checkpoint_id), reason)
+            key = (thread_id, ns, checkpoint_id, task_id, idx)
+            yield BadRow("writes", key, str(thread_id), str(checkpoint_id), reason)
 
 
 def bad_rows(

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -34,6 +33,8 @@ from noema_graph import liveness
 from noema_graph.damage import decoding_row, file_of
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
+from noema_graph.state.agent import replayed
+from noema_graph.state.outcome import FINISHED
 
 if TYPE_CHECKING:
     from langgraph.pregel import Pregel
@@ -406,8 +407,12 @@ def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     outcome = values.get("outcome")
     status = "running"
     error: Any = values.get("llm_error")
-    if output and getattr(outcome, "node", None) == "finalize":
-        final_error = output.get("error") if isinstance(output, Mapping) else None
+    if getattr(outcome, "node", None) == "finalize":
+        if output:
+            final_error = output.get("error") if isinstance(output, Mapping) else None
+        else:  # a checkpoint without its delta channels: finalize's outcome names the code
+            detail = getattr(outcome, "detail", "")
+            final_error = None if detail == FINISHED else {"code": detail}
         status = "failed" if final_error else "done"
         error = final_error or error
     return {
@@ -513,9 +518,7 @@ def _state(found: CheckpointTuple, history: Mapping[str, DeltaChannelHistory]) -
     """Decode the whole state: scalar channels, delta channels replayed, checkpoint facts."""
     values = dict(found.checkpoint.get("channel_values", {}))
     for name, entry in history.items():
-        channel = DeltaChannel(DELTA_CHANNELS[name], list).from_checkpoint(entry.get("seed", []))
-        channel.replay_writes(entry["writes"])
-        values[name] = channel.get()
+        values[name] = replayed(name, entry)
     state = {k: v for k, v in values.items() if not k.startswith(("branch:", "__"))}
     metadata = dict(found.metadata or {})
     state["__checkpoint__"] = {

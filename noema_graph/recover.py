@@ -8,7 +8,7 @@ renaming it into place only when done. Two ways to get the rows out, best first:
   it can, also those the damaged b-trees no longer reach;
 * without that tool, the ``sqlite3`` module: the schema, then each table's rows in rowid
   order, skipping past pages that fail (an ``iterdump`` that does not stop at the first
-  damaged page).
+  damaged page); a table without rowid (``writes``) is read in key order from both ends.
 
 Then rows that do not read back are dropped (checkpoints, writes, the writes of dropped
 checkpoints, Store items that are not JSON), except tool-ledger entries: an unreadable one is
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from noema_graph.damage import DamagedFileError, is_corrupt, not_sqlite
+from noema_graph.damage import KEY_COLUMNS, DamagedFileError, is_corrupt, not_sqlite
 from noema_graph.doctor import Report, check, diagnose, private_copy, require_file
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.ledger import LEDGER_NAMESPACE
@@ -155,7 +155,10 @@ def _with_module(copy: Path, out: Path, original: Path) -> str:
         dst.execute("BEGIN")
         for name, sql in tables:
             dst.execute(sql)
-            _copy_rows(src, dst, name)
+            if sql.upper().rstrip().endswith("WITHOUT ROWID"):
+                _copy_keyed(src, dst, name)
+            else:
+                _copy_rows(src, dst, name)
         for kind, _name, sql in schema:
             if kind in ("index", "trigger", "view"):
                 dst.execute(sql)
@@ -179,6 +182,35 @@ def _copy_rows(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) -> 
     reached = _scan(src, dst, forward, insert, width, start=-(2**63), sign=1)
     if reached is not None:  # a damaged spot stopped the forward scan: come from the end
         _scan(src, dst, backward, insert, width, start=2**63 - 1, sign=-1, stop=reached)
+
+
+def _unreadable(exc: sqlite3.DatabaseError) -> bool:
+    """Return True when reading a row failed on damage: a malformed page, or garbage text."""
+    return is_corrupt(exc) or "Could not decode to UTF-8" in str(exc)
+
+
+def _copy_keyed(src: sqlite3.Connection, dst: sqlite3.Connection, table: str) -> None:
+    """Copy a WITHOUT ROWID table's rows in key order, then from the end back to a damaged spot.
+
+    Such a table has no rowid to jump past damage with: rows between the first and the last
+    damaged spot are lost on this path (SQLite's ``.recover`` reads them).
+    """
+    info = list(src.execute(f'PRAGMA table_info("{table}")'))
+    columns = [str(row[1]) for row in info]
+    key = [f'"{row[1]}"' for row in sorted(info, key=lambda r: r[5]) if row[5]]
+    names = ", ".join(f'"{c}"' for c in columns)
+    insert = f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
+    for order in ("ASC", "DESC"):
+        ordering = ", ".join(f"{column} {order}" for column in key)
+        select = f'SELECT {names} FROM "{table}" ORDER BY {ordering}'
+        try:
+            for row in src.execute(select):
+                if dst.execute(insert, row).rowcount == 0:  # met the rows copied forwards
+                    return
+            return
+        except sqlite3.DatabaseError as exc:
+            if not _unreadable(exc):
+                raise
 
 
 def _scan(
@@ -207,7 +239,7 @@ def _scan(
                 last, step, skips = int(row[0]), 1, 0
             return None
         except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
+            if not _unreadable(exc):
                 raise
             base = max(last, 0) if sign > 0 else min(last, 2**62)
             last = max(min(base + sign * step, 2**63 - 1), -(2**63))
@@ -222,7 +254,8 @@ def _clean(out: Path, recovery: Recovery) -> None:
     with closing(sqlite3.connect(out, isolation_level=None)) as conn:
         conn.execute("BEGIN")
         for row in report.bad:
-            conn.execute(f"DELETE FROM {row.table} WHERE rowid = ?", (row.rowid,))
+            where = " AND ".join(f"{column} = ?" for column in KEY_COLUMNS[row.table])
+            conn.execute(f"DELETE FROM {row.table} WHERE {where}", row.key)
             recovery.dropped.append(
                 f"{row.table} row of thread {row.thread_id!r}, checkpoint "
                 f"{row.checkpoint_id!r} ({row.reason})"

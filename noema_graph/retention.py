@@ -4,7 +4,7 @@ A checkpoint goes when it is not among its thread's newest ``keep_last`` or was 
 before ``older_than`` ago. A thread that keeps no checkpoint is removed whole: its
 checkpoints and writes, its event-log rows and its tool-ledger entries. A thread that keeps
 some loses the older ones; its oldest kept checkpoint first gets a full snapshot of the delta
-channels (messages, trace), which were stored as writes of the checkpoints that go, so every
+channels (messages, trace, output), which were stored as writes of the checkpoints that go, so every
 kept checkpoint can still be loaded and resumed. Event-log rows written before that
 checkpoint (except the run's ``agent.*`` lifecycle rows of the runs it keeps) and ledger
 entries of tool calls answered before it go too. Everything happens in one transaction;
@@ -23,13 +23,13 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.ledger import LEDGER_NAMESPACE
 from noema_graph.observability import eventlog
+from noema_graph.state.agent import replayed
 
 Key = tuple[str, str, str]
 """A checkpoint: thread id, namespace, checkpoint id."""
@@ -139,21 +139,17 @@ def _config(key: Key) -> RunnableConfig:
     }
 
 
-def _full_values(saver: SqliteSaver, key: Key, channels: dict[str, Any]) -> dict[str, Any]:
-    """Rebuild every delta channel's value at checkpoint ``key``."""
+def _full_values(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, Any]:
+    """Rebuild every delta channel's value at checkpoint ``key`` (those never written: none)."""
     history = saver.get_delta_channel_history(config=_config(key), channels=list(channels))
-    values: dict[str, Any] = {}
-    for name, entry in history.items():
-        if "seed" not in entry and not entry["writes"]:
-            continue
-        # no seed: start from an empty list, as from_checkpoint(MISSING) would
-        channel = DeltaChannel(channels[name], list).from_checkpoint(entry.get("seed", []))
-        channel.replay_writes(entry["writes"])
-        values[name] = channel.get()
-    return values
+    return {
+        name: replayed(name, entry)
+        for name, entry in history.items()
+        if "seed" in entry or entry["writes"]
+    }
 
 
-def snapshot(saver: SqliteSaver, key: Key, channels: dict[str, Any]) -> dict[str, Any]:
+def snapshot(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, Any]:
     """Store full values of the delta ``channels`` inside checkpoint ``key``; return its values."""
     conn = saver.conn
     values = _full_values(saver, key, channels)
@@ -224,7 +220,7 @@ def drop_thread(conn: sqlite3.Connection, thread_id: str) -> None:
     drop_ledger(conn, thread_id, None)
 
 
-def apply(saver: SqliteSaver, decided: Plan, channels: dict[str, Any]) -> None:
+def apply(saver: SqliteSaver, decided: Plan, channels: Sequence[str]) -> None:
     """Carry out ``decided`` in the caller's transaction."""
     conn = saver.conn
     answered = answered_calls(saver, decided.doomed)
@@ -265,7 +261,7 @@ def check_limits(keep_last: int | None, older_than: timedelta | float | None) ->
 
 def prune_saver(
     saver: SqliteSaver,
-    channels: dict[str, Any],
+    channels: Sequence[str],
     *,
     keep_last: int | None,
     older_than: timedelta | float | None,

@@ -53,15 +53,20 @@ DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRO
 """Errors a read of a damaged file raises (each is checked before it is called damage)."""
 
 
-def with_summary(metadata: Any, checkpoint: Any) -> Any:
+def with_summary(metadata: Any, checkpoint: Any, output: Any = None) -> Any:
     """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads).
 
-    The summary names the process that wrote it (:func:`noema_graph.liveness.writer`), so
-    a thread whose process died mid-run is listed as failed, not running for ever.
+    ``output`` is the output contract written in the step the checkpoint closes (the
+    ``output`` channel is a delta channel: the checkpoint does not hold it). The summary names
+    the process that wrote it (:func:`noema_graph.liveness.writer`), so a thread whose
+    process died mid-run is listed as failed, not running for ever.
     """
     from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
 
-    summary = {**run_summary(checkpoint["channel_values"]), "writer": writer()}
+    values = checkpoint["channel_values"]
+    if output is not None:
+        values = {**values, "output": output}
+    summary = {**run_summary(values), "writer": writer()}
     return {**metadata, SUMMARY_KEY: summary}
 
 
@@ -101,6 +106,30 @@ def next_version(current: str | int | None) -> str | int:
     return (current or 0) + 1
 
 
+WRITES_DDL = """
+CREATE TABLE IF NOT EXISTS writes (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    type TEXT,
+    value BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+) WITHOUT ROWID
+"""
+"""LangGraph's ``writes`` table (same columns and key) stored in its key's b-tree.
+
+A rowid table keeps every key twice (the row and its primary-key index): a tenth of a
+thread's file. Created before LangGraph's own ``CREATE TABLE IF NOT EXISTS``, so new files get
+it and existing files keep theirs; stock savers read and write it unchanged.
+"""
+OUTPUT_WRITE_SQL = (
+    "SELECT type, value FROM writes WHERE thread_id=? AND checkpoint_ns=? AND checkpoint_id=? "
+    "AND channel='output' ORDER BY idx DESC LIMIT 1"
+)
 TASK_MESSAGES_SQL = (
     "SELECT type, value FROM writes WHERE thread_id=? AND task_id=? AND channel='messages'"
 )
@@ -126,6 +155,12 @@ class NoemaSqliteSaver(SqliteSaver):
     def get_next_version(self, current: Any, channel: None) -> Any:
         """Return the next channel version (see :func:`next_version`)."""
         return next_version(current)
+
+    def setup(self) -> None:
+        """Create the tables (``writes`` without rowid: :data:`WRITES_DDL`)."""
+        if not self.is_setup:
+            self.conn.execute(WRITES_DDL)
+        super().setup()
 
     def __init__(
         self,
@@ -242,13 +277,24 @@ class NoemaSqliteSaver(SqliteSaver):
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
-        summary = with_summary(metadata, checkpoint)
+        output = self._written_output(config) if "output" in new_versions else None
+        summary = with_summary(metadata, checkpoint, output)
         try:
             return super().put(config, checkpoint, summary, new_versions)
         except sqlite3.DatabaseError as exc:
             if not is_corrupt(exc):
                 raise
             raise corrupt_file(self.noema_path, exc, thread_id=thread_of(config)) from exc
+
+    def _written_output(self, config: RunnableConfig) -> Any:
+        """Return the output contract the step from ``config``'s checkpoint wrote, if any."""
+        conf = config.get("configurable") or {}
+        if not conf.get("checkpoint_id"):
+            return None
+        key = (str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), conf["checkpoint_id"])
+        with self.cursor(transaction=False) as cur:
+            row = cur.execute(OUTPUT_WRITE_SQL, key).fetchone()
+        return None if row is None else self.serde.loads_typed((row[0], row[1]))
 
 
 class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
@@ -280,10 +326,14 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
         return next_version(current)
 
     async def setup(self) -> None:
-        """Create the tables (through aiosqlite, then once more for the writer's twin)."""
+        """Create the tables as the sync saver does (through the writer's twin, if any)."""
+        if self.writer is not None and self.twin is not None:
+            if not self.twin.is_setup:
+                await self.writer.arun(self.twin.setup)
+        elif not self.is_setup:
+            await self.conn.execute(WRITES_DDL)
+            await self.conn.commit()
         await super().setup()
-        if self.writer is not None and self.twin is not None and not self.twin.is_setup:
-            await self.writer.arun(self.twin.setup)
 
     async def _adamage(
         self, exc: Exception, config: RunnableConfig | None

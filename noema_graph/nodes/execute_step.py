@@ -199,10 +199,11 @@ def _apply(
     update: dict[str, Any] = {
         "messages": [*extra, message],
         "iteration": iteration,
-        "answer_only": False,
         "usage": usage_of(message, deps),
         "elapsed_s": seconds,
     }
+    if state.get("answer_only"):
+        update["answer_only"] = False  # written only when it changes: a row per write
     if thought:
         emit(runtime, Thinking(node="execute_step", text=thought), state)
     plan = state.get("plan")
@@ -215,7 +216,8 @@ def _apply(
         )
         if plan is not None:
             update["plan"] = plan.advance(result)
-    update["trace"] = trace
+    if trace:
+        update["trace"] = trace
     return update
 
 

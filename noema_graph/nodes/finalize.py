@@ -25,7 +25,7 @@ from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import FINAL_ANSWER, FINALIZE, without_examples
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, Usage
-from noema_graph.state.outcome import Outcome, run_outcome
+from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
 from noema_graph.state.reducers import apply_update
 
 # Limits that no longer matter once the work is done. After max_iterations the final answer
@@ -319,7 +319,7 @@ def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
     kind = run_outcome(
         success=bool(output.get("success")), validated=output.get("validated"), code=code
     )
-    return kind, code or "finished"
+    return kind, code or FINISHED
 
 
 SPEC = NodeSpec(finalize, outcome, calls_model=True, after=close_run)

@@ -6,6 +6,7 @@ from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import DeltaChannelHistory
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
@@ -27,6 +28,7 @@ from noema_graph.state.reducers import (
     add_tool_time,
     add_usage,
     append_steps,
+    last_write,
     latest,
     merge_messages,
 )
@@ -42,14 +44,38 @@ still snapshots a channel 5,000 supersteps after its last snapshot.
 """
 
 
-Messages = Annotated[
-    list[AnyMessage], DeltaChannel(merge_messages, snapshot_frequency=SNAPSHOT_FREQUENCY)
-]
+MESSAGES: DeltaChannel[Any] = DeltaChannel(
+    merge_messages, list, snapshot_frequency=SNAPSHOT_FREQUENCY
+)
+TRACE: DeltaChannel[Any] = DeltaChannel(append_steps, list, snapshot_frequency=SNAPSHOT_FREQUENCY)
+OUTPUT: DeltaChannel[Any] = DeltaChannel(last_write, dict, snapshot_frequency=SNAPSHOT_FREQUENCY)
+DELTA_CHANNELS: dict[str, DeltaChannel[Any]] = {
+    "messages": MESSAGES,
+    "trace": TRACE,
+    "output": OUTPUT,
+}
+"""The delta channels of the state schemas, by name (readers rebuild values with them)."""
+
+
+def replayed(name: str, entry: DeltaChannelHistory) -> Any:
+    """Return the value of delta channel ``name`` rebuilt from ``entry`` (seed, then writes).
+
+    Without a seed the channel starts empty, as LangGraph starts it from a checkpoint that
+    does not hold it.
+    """
+    spec = DELTA_CHANNELS[name]
+    channel = spec.from_checkpoint(entry["seed"] if "seed" in entry else spec.ValueType())
+    channel.replay_writes(entry["writes"])
+    return channel.get()
+
+
+Messages = Annotated[list[AnyMessage], MESSAGES]
 """The conversation: a delta channel (each checkpoint stores only its new messages)."""
-Trace = Annotated[
-    list[ReasoningStep], DeltaChannel(append_steps, snapshot_frequency=SNAPSHOT_FREQUENCY)
-]
+Trace = Annotated[list[ReasoningStep], TRACE]
 """The ReAct trace: a delta channel, numbered in order by :func:`append_steps`."""
+Output = Annotated[dict[str, Any], OUTPUT]
+"""The output contract: a delta channel holding the newest write, so it is stored once
+(as ``finalize``'s write), not again in the checkpoint after it."""
 
 
 class RouteState(TypedDict, total=False):
@@ -88,7 +114,7 @@ class AgentState(RouteState, total=False):
     answer_only: bool
     memory_context: list[dict[str, Any]]
     outcome: Annotated[NodeOutcome | None, latest]
-    output: dict[str, Any]
+    output: Output
 
 
 class AskState(TypedDict, total=False):
@@ -103,7 +129,7 @@ class AskState(TypedDict, total=False):
     llm_error: str | None
     hook_error: HookFailure | None
     outcome: Annotated[NodeOutcome | None, latest]
-    output: dict[str, Any]
+    output: Output
 
 
 class ToolTask(TypedDict):

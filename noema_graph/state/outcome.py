@@ -79,6 +79,8 @@ class NodeOutcome(BaseModel):
         return Outcome(self.outcome)
 
 
+FINISHED = "finished"
+"""Detail of a final node's outcome when the run ended without an error code (else the code)."""
 STOPPED_ON_PURPOSE = frozenset({"cancelled", "loop_detected", "hook_veto"})
 FAILED = frozenset({"llm_error", "hook_error"})
 

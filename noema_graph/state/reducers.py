@@ -154,6 +154,11 @@ def add_seconds(current: float | None, update: float | None) -> float:
     return (current or 0.0) + (update or 0.0)
 
 
+def last_write(current: Any, writes: Sequence[Any]) -> Any:
+    """Batch reducer of a value channel: the newest write wins (batching-invariant)."""
+    return writes[-1] if writes else current
+
+
 def latest(current: Any, update: Any) -> Any:
     """Keep the newest write.
 

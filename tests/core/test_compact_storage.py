@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import ValidationError
 
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer
-from noema_graph.persistence import DELTA_CHANNELS, serializer
+from noema_graph.compact_serde import COMPRESS_MIN, COMPRESSED, inflate
+from noema_graph.damage import DamagedFileError
+from noema_graph.persistence import DELTA_CHANNELS, async_sqlite_checkpointer, serializer
 from noema_graph.state.models import ReasoningStep, ToolAction
 from tests.core.helpers import cfg, run_marks
 
@@ -53,11 +56,12 @@ def test_the_output_contract_and_a_pruned_checkpoint_read_back_equal(
     conn = sqlite3.connect(db)
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchone()
     conn.close()
-    assert blob.count(b"marked 1") == 1  # in the ToolMessage only
+    assert kind == COMPRESSED  # the SQLite checkpointer compresses large values
+    assert inflate(blob).count(b"marked 1") == 1  # in the ToolMessage only
     values = serde.loads_typed((kind, blob))["channel_values"]
     assert values["messages"].value == state["messages"]
     assert values["trace"].value == state["trace"]
-    assert values["output"] == state["output"]
+    assert values["output"].value == state["output"]  # a delta channel: a snapshot
 
 
 def test_a_linked_step_read_without_the_project_serializer_fails_loudly() -> None:
@@ -71,7 +75,7 @@ def test_a_linked_step_read_without_the_project_serializer_fails_loudly() -> Non
     assert serde.loads_typed((kind, blob))["channel_values"]["trace"].value == [step]
     raw = JsonPlusSerializer().loads_typed((kind, blob))["channel_values"]["trace"].value
     with pytest.raises(ValidationError, match="refers to its ToolMessage"):
-        DELTA_CHANNELS["trace"]([], [raw])
+        DELTA_CHANNELS["trace"].reducer([], [raw])
 
 
 def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) -> None:
@@ -126,3 +130,68 @@ def test_no_snapshot_is_written_by_a_longrun_marks(tmp_path: Path, scripted: Any
     assert len(stored) > 100
     # plan resets the trace with an Overwrite (stored as the new value) at the start of a run
     assert not any("messages" in values or "trace" in values for values in stored[3:])
+
+
+def test_large_values_are_stored_compressed_and_small_ones_plain() -> None:
+    packing, plain = serializer(compress=True), serializer()
+    big = [_step(), "y" * COMPRESS_MIN]
+    kind, blob = packing.dumps_typed(big)
+    assert kind == COMPRESSED and len(blob) < COMPRESS_MIN
+    assert plain.loads_typed((kind, blob)) == big  # every noema serializer reads it
+    assert packing.dumps_typed(["small"])[0] == "msgpack"
+    assert plain.dumps_typed(big)[0] == "msgpack"  # the default stores values as given
+    noise = bytes(range(256)) * 4  # zlib would not save a tenth: stored as given
+    assert packing.dumps_typed(noise)[0] != COMPRESSED
+
+
+def test_a_compressed_value_that_is_cut_short_or_not_zlib_is_an_error() -> None:
+    kind, blob = serializer(compress=True).dumps_typed(["y" * 4 * COMPRESS_MIN])
+    with pytest.raises(ValueError, match="cut short"):
+        serializer().loads_typed((kind, blob[: len(blob) // 2]))
+    with pytest.raises(zlib.error):
+        serializer().loads_typed((kind, b"not zlib at all"))
+
+
+def test_a_damaged_compressed_row_names_the_file(tmp_path: Path, scripted: Any) -> None:
+    db = tmp_path / "z.sqlite"
+    run_marks(db, 2, scripted)
+    conn = sqlite3.connect(db)
+    with conn:
+        changed = conn.execute(
+            "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, 40) WHERE type = ?",
+            (COMPRESSED,),
+        ).rowcount
+    conn.close()
+    assert changed > 0
+    with sqlite_checkpointer(db) as saver, pytest.raises(DamagedFileError, match=str(db)):
+        for _ in saver.list({"configurable": {"thread_id": "s"}}):
+            pass
+
+
+async def test_new_files_keep_writes_without_rowid_and_the_output_once(
+    tmp_path: Path, scripted: Any
+) -> None:
+    db, other = tmp_path / "w.sqlite", tmp_path / "a.sqlite"
+    state = run_marks(db, 2, scripted)
+    async with async_sqlite_checkpointer(other) as saver:
+        await saver.setup()
+    for path in (db, other):
+        conn = sqlite3.connect(path)
+        (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'writes'").fetchone()
+        conn.close()
+        assert sql.rstrip().endswith("WITHOUT ROWID")
+    conn = sqlite3.connect(db, check_same_thread=False)
+    outputs = conn.execute("SELECT count(*) FROM writes WHERE channel = 'output'").fetchone()
+    stock = SqliteSaver(conn, serde=serializer())  # LangGraph's saver reads the table as is
+    newest = stock.get_tuple({"configurable": {"thread_id": "s"}})
+    assert newest is not None and "output" not in newest.checkpoint["channel_values"]
+    assert outputs == (2,)  # plan's reset and finalize's contract, nothing in the checkpoints
+    assert (
+        len(list(stock.list(None)))
+        == conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    )
+    conn.close()
+    with sqlite_checkpointer(db) as saver:
+        graph = build_agent_graph(cfg(), model=scripted(), tools=[], checkpointer=saver)
+        again = graph.get_state({"configurable": {"thread_id": "s"}}).values
+    assert again["output"] == state["output"] and state["output"]["success"]

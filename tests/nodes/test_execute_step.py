@@ -46,6 +46,8 @@ def test_tool_calls_come_back_with_the_tools_bound(scripted: Any, path: Path) ->
     (message,) = update["messages"]
     assert [c["id"] for c in message.tool_calls] == ["c1"]
     assert "plan" not in update  # the step is not done until the model answers it
+    # nothing to add or reset: no trace or answer_only write (each write is a checkpoint row)
+    assert "trace" not in update and "answer_only" not in update
     assert model.bound_tool_names == [[t.name for t in TOOLS]]
     assert types(events) == ["thinking"] and events[0]["text"] == "adding"
     assert SPEC.outcome(update) == (Outcome.LOOP_BACK, "tool calls: 1")
@@ -84,7 +86,8 @@ def test_an_abort_during_the_call_ends_the_turn_cancelled(path: Path) -> None:
 
 def test_an_answer_only_turn_offers_no_tools(scripted: Any, path: Path) -> None:
     model = scripted(text("the answer"))
-    run(execute_step(_state(answer_only=True), runtime(), deps(model, tools=TOOLS)), path)
+    update = run(execute_step(_state(answer_only=True), runtime(), deps(model, tools=TOOLS)), path)
+    assert update["answer_only"] is False  # reset once answered
     assert model.bound_tool_names == []
     assert ANSWER_ONLY_NOTE.strip() in model.prompts[0][0].content
 

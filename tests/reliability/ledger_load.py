@@ -224,14 +224,13 @@ def outcome(db: Path, effects: Path, runs: list[str]) -> Outcome:
     not_done: list[str] = []
     with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
         for run in runs:
-            state = saver.get_tuple(config(run))
-            values = None if state is None else state.checkpoint["channel_values"]
-            output = None if values is None else values.get("output")
-            if state is None or not output or not output.get("success"):
+            graph = build_agent_graph(cfg(), model=model_for(run), tools=[], checkpointer=saver)
+            values = graph.get_state(config(run)).values  # the output is a delta channel
+            output = values.get("output")
+            if not output or not output.get("success"):
                 lost.append(run)
                 continue
-            graph = build_agent_graph(cfg(), model=model_for(run), tools=[], checkpointer=saver)
-            messages = graph.get_state(config(run)).values["messages"]
+            messages = values["messages"]
             refused += [
                 f"{run}: {m.content}"
                 for m in messages

@@ -162,7 +162,7 @@ def test_a_garbage_blob_names_the_thread_and_checkpoint(db: Path) -> None:
             graph.invoke(None, _config("t1"))  # resume
     damage = caught.value
     assert (damage.path, damage.thread_id, damage.checkpoint_id) == (db, "t1", newest)
-    assert "invalid UTF-8" in str(damage) and "doctor" in str(damage)
+    assert "cannot be decoded" in str(damage) and "doctor" in str(damage)
     with pytest.raises(DamagedFileError, match="'t1'"):
         runs.checkpoint(db, "t1")
 
@@ -220,7 +220,7 @@ def test_doctor_passes_a_healthy_file(db: Path, cli: Any) -> None:
     ("damage", "expected"),
     [
         (_truncate, "truncated"),
-        (_overwrite_middle, "malformed"),
+        (_overwrite_middle, "PRAGMA integrity_check found"),
         (lambda p: _set_newest(p, "t1", "checkpoint", GARBAGE), "thread 't1': its newest"),
     ],
     ids=["truncated", "overwritten", "garbage-blob"],
@@ -255,6 +255,17 @@ def test_a_repaired_thread_resumes_from_its_last_good_checkpoint(db: Path) -> No
         assert graph.get_state(_config("t1")).values["messages"]
         final = graph.invoke(None, _config("t1"))  # finalize's writes survived
     assert final["output"]["success"]
+
+
+def test_without_the_cli_a_table_without_rowid_is_read_from_both_ends(db: Path) -> None:
+    (schema,) = _edit(db, "SELECT sql FROM sqlite_master WHERE name = 'writes'")[0]
+    assert schema.rstrip().endswith("WITHOUT ROWID")  # how noema creates the table
+    total = _edit(db, "SELECT COUNT(*) FROM writes")[0][0]
+    _overwrite_middle(db)
+    recovery = repair(db, sqlite_cli="")  # the sqlite3 module alone
+    assert recovery.method.startswith("the sqlite3 module")
+    assert diagnose(recovery.out).healthy
+    assert 0 < recovery.rows["writes"] <= total
 
 
 def test_an_unreadable_ledger_entry_is_kept_as_started(db: Path) -> None:
