@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, TypeVar, get_type_hints
 
 from langchain_core.messages import (
@@ -43,6 +45,17 @@ def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
         pydantic.ValidationError: The dict does not describe a ``model``.
     """
     return value if isinstance(value, model) else model.model_validate(value)
+
+
+_ID = attrgetter("id")
+
+
+def all_instances(values: Sequence[Any], cls: type[Any]) -> bool:
+    """Return whether every item of ``values`` is a ``cls``.
+
+    A C-level loop: reducers run several times per step over the whole history.
+    """
+    return all(map(isinstance, values, repeat(cls)))
 
 
 def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
@@ -82,13 +95,13 @@ def merge_messages(
     whole history; the result is the same.
     """
     merged: list[Any] = list(current or [])
-    if not all(isinstance(m, BaseMessage) for m in merged):
+    if not all_instances(merged, BaseMessage):
         merged = convert_to_messages(merged)
     known: set[str | None] | None = None  # ids in merged, kept while writes only append
     for write in writes:
         new = _with_stable_ids(len(merged), write)
         if known is None:
-            known = {m.id for m in merged}
+            known = set(map(_ID, merged))
         if _appends_only(known, new):
             merged.extend(new)
             known.update(m.id for m in new)
@@ -133,7 +146,7 @@ def append_steps(
 
 def coerce_all(model: type[ModelT], values: Sequence[ModelT | Mapping[str, Any]]) -> list[ModelT]:
     """Return a new list of ``values`` as ``model`` instances (one pass when they all are)."""
-    if all(isinstance(value, model) for value in values):
+    if all_instances(values, model):
         return list(values)  # type: ignore[arg-type]  # checked just above
     return [coerce(model, value) for value in values]
 
