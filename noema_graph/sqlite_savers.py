@@ -19,7 +19,16 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -183,31 +192,29 @@ class NoemaSqliteSaver(SqliteSaver):
 
         return _damage(self.noema_path, exc, thread, bad)
 
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+    @contextmanager
+    def _named_damage(self, config: RunnableConfig | None) -> Generator[None]:
+        """Turn a read failure that damage explains into DamagedFileError (:func:`_damage`)."""
         try:
-            return _resolved(super().get_tuple(config))
+            yield
         except DAMAGE_SIGNS as exc:
             if (damage := self._damage(exc, config)) is None:
                 raise
             raise damage from exc
 
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,  # LangGraph's keyword
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """List checkpoints, newest first (raise DamagedFileError on damage)."""
-        try:
-            for item in super().list(config, filter=filter, before=before, limit=limit):
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+        with self._named_damage(config):
+            return _resolved(super().get_tuple(config))
+
+    def list(self, config: RunnableConfig | None, **options: Any) -> Iterator[CheckpointTuple]:
+        """List checkpoints, newest first (raise DamagedFileError on damage).
+
+        ``options`` are SqliteSaver's: ``filter``, ``before``, ``limit``.
+        """
+        with self._named_damage(config):
+            for item in super().list(config, **options):
                 yield _resolved_item(item)
-        except DAMAGE_SIGNS as exc:
-            if (damage := self._damage(exc, config)) is None:
-                raise
-            raise damage from exc
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -217,16 +224,12 @@ class NoemaSqliteSaver(SqliteSaver):
         Answered from the thread's rows read once (:class:`DeltaHistory`), so listing a
         thread's states decodes each row once.
         """
-        try:
+        with self._named_damage(config):
             found = self._cached_history(config, channels)
             if found is not None:
                 return found
             history = super().get_delta_channel_history(config=config, channels=channels)
             return self.resolve_history(config, history)
-        except DAMAGE_SIGNS as exc:
-            if (damage := self._damage(exc, config)) is None:
-                raise
-            raise damage from exc
 
     def resolve_history(
         self, config: RunnableConfig, history: Mapping[str, DeltaChannelHistory]
@@ -358,31 +361,31 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
 
         return _damage(self.noema_path, exc, thread, bad)
 
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+    @asynccontextmanager
+    async def _named_damage(self, config: RunnableConfig | None) -> AsyncGenerator[None]:
+        """Turn a read failure that damage explains into DamagedFileError (:func:`_damage`)."""
         try:
-            return _resolved(await super().aget_tuple(config))
+            yield
         except DAMAGE_SIGNS as exc:
             if (damage := await self._adamage(exc, config)) is None:
                 raise
             raise damage from exc
 
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint ``config`` points to (raise DamagedFileError on damage)."""
+        async with self._named_damage(config):
+            return _resolved(await super().aget_tuple(config))
+
     async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,  # LangGraph's keyword
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
+        self, config: RunnableConfig | None, **options: Any
     ) -> AsyncIterator[CheckpointTuple]:
-        """List checkpoints, newest first (raise DamagedFileError on damage)."""
-        try:
-            async for item in super().alist(config, filter=filter, before=before, limit=limit):
+        """List checkpoints, newest first (raise DamagedFileError on damage).
+
+        ``options`` are AsyncSqliteSaver's: ``filter``, ``before``, ``limit``.
+        """
+        async with self._named_damage(config):
+            async for item in super().alist(config, **options):
                 yield _resolved_item(item)
-        except DAMAGE_SIGNS as exc:
-            if (damage := await self._adamage(exc, config)) is None:
-                raise
-            raise damage from exc
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -391,17 +394,13 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
 
         With a writer, answered by the writer's sync twin (its cache, on its thread).
         """
-        try:
+        async with self._named_damage(config):
             if self.writer is not None and self.twin is not None:
                 twin = self.twin
                 return await self.writer.arun(
                     lambda: twin.get_delta_channel_history(config=config, channels=channels)
                 )
             return await super().aget_delta_channel_history(config=config, channels=channels)
-        except DAMAGE_SIGNS as exc:
-            if (damage := await self._adamage(exc, config)) is None:
-                raise
-            raise damage from exc
 
     async def aput(
         self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
