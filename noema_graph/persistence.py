@@ -314,8 +314,8 @@ def prune(
     A checkpoint goes when it is not among its thread's newest ``keep_last`` or is older than
     ``older_than`` (a timedelta, or seconds). A thread left with no checkpoint goes whole,
     with its writes, event-log rows and tool-ledger entries; a thread that keeps some keeps
-    them resumable (its oldest kept checkpoint gets a full snapshot of messages and trace).
-    All of it in one transaction, then the file is vacuumed. See
+    them resumable (its oldest kept checkpoint gets a full snapshot of messages, trace and
+    output). All of it in one transaction, then the file is vacuumed. See
     :mod:`noema_graph.retention`.
 
     Raises:

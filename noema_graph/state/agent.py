@@ -34,7 +34,7 @@ from noema_graph.state.reducers import (
 )
 
 SNAPSHOT_FREQUENCY = 2**31 - 1
-"""Updates between full snapshots of the ``messages`` and ``trace`` delta channels: never.
+"""Updates between full snapshots of the delta channels (messages, trace, output): never.
 
 A snapshot holds the channel's whole value, so one every k updates makes a thread's size
 grow with the square of its length (at 1,000 iterations, snapshots would be most of the
