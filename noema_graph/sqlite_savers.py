@@ -43,6 +43,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from noema_graph.damage import (
     CHECKPOINT_ROWS_SQL,
     DECODE_ERRORS,
+    KEY_COLUMNS,
     WRITE_ROWS_SQL,
     BadRow,
     DamagedFileError,
@@ -115,7 +116,7 @@ def next_version(current: str | int | None) -> str | int:
     return (current or 0) + 1
 
 
-WRITES_DDL = """
+WRITES_DDL = f"""
 CREATE TABLE IF NOT EXISTS writes (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -126,7 +127,7 @@ CREATE TABLE IF NOT EXISTS writes (
     channel TEXT NOT NULL,
     type TEXT,
     value BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    PRIMARY KEY ({", ".join(KEY_COLUMNS["writes"])})
 ) WITHOUT ROWID
 """
 """LangGraph's ``writes`` table (same columns and key) stored in its key's b-tree.
