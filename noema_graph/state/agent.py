@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
-from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import DeltaChannelHistory
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
+from noema_graph.state.channels import Delta, Folded
 from noema_graph.state.human import Decision
 from noema_graph.state.models import (
     HookFailure,
@@ -44,12 +44,10 @@ still snapshots a channel 5,000 supersteps after its last snapshot.
 """
 
 
-MESSAGES: DeltaChannel[Any] = DeltaChannel(
-    merge_messages, list, snapshot_frequency=SNAPSHOT_FREQUENCY
-)
-TRACE: DeltaChannel[Any] = DeltaChannel(append_steps, list, snapshot_frequency=SNAPSHOT_FREQUENCY)
-OUTPUT: DeltaChannel[Any] = DeltaChannel(last_write, dict, snapshot_frequency=SNAPSHOT_FREQUENCY)
-DELTA_CHANNELS: dict[str, DeltaChannel[Any]] = {
+MESSAGES = Delta(merge_messages, list, snapshot_frequency=SNAPSHOT_FREQUENCY)
+TRACE = Delta(append_steps, list, snapshot_frequency=SNAPSHOT_FREQUENCY)
+OUTPUT = Delta(last_write, dict, snapshot_frequency=SNAPSHOT_FREQUENCY)
+DELTA_CHANNELS: dict[str, Delta] = {
     "messages": MESSAGES,
     "trace": TRACE,
     "output": OUTPUT,
@@ -76,6 +74,14 @@ Trace = Annotated[list[ReasoningStep], TRACE]
 Output = Annotated[dict[str, Any], OUTPUT]
 """The output contract: a delta channel holding the newest write, so it is stored once
 (as ``finalize``'s write), not again in the checkpoint after it."""
+UsageTotal = Annotated[Usage, Folded(Usage, add_usage)]
+"""Tokens, cost and model calls of the run so far (each node adds its own)."""
+Seconds = Annotated[float, Folded(float, add_seconds)]
+"""Active seconds of the nodes so far."""
+ToolSeconds = Annotated[ToolTime, Folded(ToolTime, add_tool_time)]
+"""Tool time so far, a concurrent group counted once."""
+LatestOutcome = Annotated[NodeOutcome | None, Folded(NodeOutcome, latest)]
+"""The typed outcome of the last node that ran."""
 
 
 class RouteState(TypedDict, total=False):
@@ -88,9 +94,9 @@ class RouteState(TypedDict, total=False):
 
     messages: Messages
     trace: Trace
-    usage: Annotated[Usage, add_usage]
-    elapsed_s: Annotated[float, add_seconds]
-    tool_time: Annotated[ToolTime, add_tool_time]
+    usage: UsageTotal
+    elapsed_s: Seconds
+    tool_time: ToolSeconds
     run: RunInfo
     plan: TaskPlan | None
     iteration: int
@@ -113,7 +119,7 @@ class AgentState(RouteState, total=False):
 
     answer_only: bool
     memory_context: list[dict[str, Any]]
-    outcome: Annotated[NodeOutcome | None, latest]
+    outcome: LatestOutcome
     output: Output
 
 
@@ -122,13 +128,13 @@ class AskState(TypedDict, total=False):
 
     messages: Messages
     trace: Trace
-    usage: Annotated[Usage, add_usage]
-    elapsed_s: Annotated[float, add_seconds]
+    usage: UsageTotal
+    elapsed_s: Seconds
     run: RunInfo
     memory_context: list[dict[str, Any]]
     llm_error: str | None
     hook_error: HookFailure | None
-    outcome: Annotated[NodeOutcome | None, latest]
+    outcome: LatestOutcome
     output: Output
 
 

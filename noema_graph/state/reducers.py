@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from itertools import repeat
 from operator import attrgetter
 from typing import Any, TypeVar, get_type_hints
 
@@ -28,6 +27,7 @@ from langchain_core.messages import (
     RemoveMessage,
     convert_to_messages,
 )
+from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
@@ -53,9 +53,10 @@ _ID = attrgetter("id")
 def all_instances(values: Sequence[Any], cls: type[Any]) -> bool:
     """Return whether every item of ``values`` is a ``cls``.
 
-    A C-level loop: reducers run several times per step over the whole history.
+    Checks each distinct type once (``isinstance`` on a pydantic model goes through
+    ``ABCMeta`` for every item): reducers may read a whole history several times per step.
     """
-    return all(map(isinstance, values, repeat(cls)))
+    return all(issubclass(kind, cls) for kind in set(map(type, values)))
 
 
 def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
@@ -82,9 +83,38 @@ def _is_tuple_message(write: Any) -> bool:
     return isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
 
 
+class History(list[Any]):
+    """A list a reducer returned: its items were checked, and for messages their ids are known.
+
+    The next fold into it trusts both instead of re-reading the whole history (reducers run
+    several times per step: LangGraph re-applies a node's writes to a copy of each channel
+    whenever it routes). ``size`` is the length the check covered, so a list grown or shrunk
+    in place since is checked again from scratch. ``copy.copy`` (how LangGraph copies a
+    channel) keeps what is known.
+    """
+
+    __slots__ = ("ids", "size")
+
+    def __init__(self, items: Sequence[Any] = (), ids: set[str | None] | None = None) -> None:
+        """Hold ``items``; ``ids`` are their message ids (None: not message ids)."""
+        super().__init__(items)
+        self.ids, self.size = ids, len(self)
+
+    def __copy__(self) -> History:
+        return History(self, self.ids)
+
+    def checked(self) -> bool:
+        """Whether the items are still those the reducer checked (none added or removed)."""
+        return self.size == len(self)
+
+
+def _checked(values: Sequence[Any] | None) -> History | None:
+    return values if isinstance(values, History) and values.checked() else None
+
+
 def merge_messages(
     current: Sequence[AnyMessage | dict[str, Any]] | None, writes: Sequence[Any]
-) -> list[AnyMessage]:
+) -> History:
     """Fold each write into the history with ``add_messages`` (append, or replace by id).
 
     Folding one write at a time keeps the reducer batching-invariant, as DeltaChannel needs;
@@ -92,12 +122,16 @@ def merge_messages(
     Messages given as dicts (``{"type": "human", ...}`` or ``{"role": "user", ...}``) are
     converted, in the history as in the writes. A write of new messages only (the common
     case: nothing replaced or removed) is appended without ``add_messages``' copy of the
-    whole history; the result is the same.
+    whole history; the result is the same. A history this reducer returned (a
+    :class:`History`) is not checked again.
     """
+    trusted = _checked(current)
     merged: list[Any] = list(current or [])
-    if not all_instances(merged, BaseMessage):
-        merged = convert_to_messages(merged)
     known: set[str | None] | None = None  # ids in merged, kept while writes only append
+    if trusted is not None and trusted.ids is not None:
+        known = set(trusted.ids)
+    elif not all_instances(merged, BaseMessage):
+        merged = convert_to_messages(merged)
     for write in writes:
         new = _with_stable_ids(len(merged), write)
         if known is None:
@@ -108,7 +142,7 @@ def merge_messages(
         else:
             merged = add_messages(merged, new)  # type: ignore[arg-type]
             known = None
-    return merged
+    return History(merged, known if known is not None else set(map(_ID, merged)))
 
 
 def _appends_only(known: set[str | None], new: Sequence[BaseMessage]) -> bool:
@@ -128,7 +162,7 @@ def _appends_only(known: set[str | None], new: Sequence[BaseMessage]) -> bool:
 def append_steps(
     current: Sequence[ReasoningStep | Mapping[str, Any]] | None,
     writes: Sequence[Sequence[ReasoningStep | Mapping[str, Any]]],
-) -> list[ReasoningStep]:
+) -> History:
     """Append trace entries and number them by their position in the trace.
 
     Parallel tool tasks write their steps in the same superstep without knowing each other,
@@ -136,11 +170,13 @@ def append_steps(
     plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back,
     in the trace so far as in the writes.
     """
-    merged = coerce_all(ReasoningStep, current or [])
+    trusted = _checked(current)
+    merged = History(trusted if trusted is not None else coerce_all(ReasoningStep, current or []))
     for write in writes:
         for entry in write:
             step = coerce(ReasoningStep, entry)
             merged.append(step.model_copy(update={"step": len(merged) + 1}))
+    merged.size = len(merged)
     return merged
 
 
@@ -221,6 +257,8 @@ def reducers_of(schema: type[Any]) -> dict[str, Reducer]:
         for meta in getattr(hint, "__metadata__", ()):
             if isinstance(meta, DeltaChannel):
                 reducers[key] = partial(_fold, meta.reducer)
+            elif isinstance(meta, BinaryOperatorAggregate):
+                reducers[key] = meta.operator
             elif callable(meta) and not isinstance(meta, type):
                 reducers[key] = meta
     return reducers

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, HumanMessage
+import copy
+from unittest.mock import patch
 
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
+from noema_graph.state.channels import Delta, Folded
 from noema_graph.state.models import ReasoningStep, Usage
-from noema_graph.state.reducers import add_seconds, add_usage, append_steps, merge_messages
+from noema_graph.state.reducers import (
+    History,
+    add_seconds,
+    add_usage,
+    append_steps,
+    merge_messages,
+)
 
 
 def test_merge_messages_appends_and_replaces_by_id() -> None:
@@ -56,3 +66,66 @@ def test_merge_messages_gives_stable_ids_to_id_less_messages() -> None:
     assert all(m.id for m in first)
     same_text_later = merge_messages(first, [[("user", "hi")]])
     assert len({m.id for m in same_text_later}) == 3  # same content, another position
+
+
+# -- what a reducer returned is trusted by the next fold, and only while it is unchanged ------
+
+WRITES = [
+    [[AIMessage("b", id="2")]],
+    [[AIMessage("B", id="2")]],  # replaces by id
+    [[RemoveMessage(id="1")]],
+    [[AIMessage("c", id="3"), AIMessage("C", id="3")]],  # one write replacing its own message
+    [[("user", "plain tuple")]],
+]
+
+
+def test_a_fold_into_its_own_result_equals_a_fold_into_a_plain_list() -> None:
+    history = merge_messages([], [[HumanMessage("a", id="1")]])
+    plain = list(history)
+    for write in WRITES:
+        history, plain = merge_messages(history, write), merge_messages(plain, write)
+        assert isinstance(history, History) and history.checked()
+        assert history == plain
+        assert history.ids == {m.id for m in history}
+
+
+def test_a_history_changed_in_place_is_checked_again() -> None:
+    history = merge_messages([], [[HumanMessage("a", id="1")]])
+    history.append(AIMessage("x", id="9"))  # not through the reducer: its ids are stale
+    assert not history.checked()
+    merged = merge_messages(history, [[AIMessage("X", id="9")]])
+    assert [m.content for m in merged] == ["a", "X"]  # replaced by id, not appended
+    steps = append_steps([], [[ReasoningStep(thought="a")]])
+    steps.append({"thought": "a dict put there in place"})  # type: ignore[arg-type]
+    trace = append_steps(steps, [[ReasoningStep(thought="b")]])
+    assert all(isinstance(s, ReasoningStep) for s in trace)  # the dict validated back
+    assert [s.step for s in trace] == [1, 0, 3]
+
+
+def test_a_copy_keeps_what_is_known_and_is_a_list_of_its_own() -> None:
+    history = merge_messages([], [[HumanMessage("a", id="1")]])
+    twin = copy.copy(history)
+    assert isinstance(twin, History) and twin.checked() and twin.ids == history.ids
+    twin.append(AIMessage("b", id="2"))
+    assert len(history) == 1 and not twin.checked()
+
+
+# -- channels: copies share the value and never build an empty one -----------------------
+
+
+def test_folded_copies_share_the_value_and_skip_the_constructor() -> None:
+    channel = Folded(Usage, add_usage).from_checkpoint(Usage(total_tokens=5))
+    channel.key = "usage"
+    with patch.object(Usage, "__init__", side_effect=AssertionError("built an empty Usage")):
+        twin = channel.copy()
+    assert twin.key == "usage" and twin.get() is channel.get()
+    assert twin.update([Usage(total_tokens=1)])
+    assert (channel.get().total_tokens, twin.get().total_tokens) == (5, 6)
+
+
+def test_delta_copies_share_the_value_and_updates_stay_apart() -> None:
+    channel = Delta(merge_messages, list).from_checkpoint([HumanMessage("a", id="1")])
+    twin = channel.copy()
+    assert twin.get() is channel.get()
+    assert twin.update([[AIMessage("b", id="2")]])
+    assert [m.id for m in channel.get()] == ["1"] and [m.id for m in twin.get()] == ["1", "2"]
