@@ -29,7 +29,9 @@ scheduler (each side hands work between threads differently), the CPU ratio much
 but it leaves out time spent waiting, such as SQLite's fsync.
 
 Scenarios:
-    plain       no checkpointer, N = 10, 50, 200 (``invoke``)
+    plain       no checkpointer, N = 10, 50, 200 (``invoke``); once more with noema's time
+                budget off (``timeout_s=None``), which shows what the budget's watchdog
+                thread costs (see "no budget" in bench/RESULTS.md)
     compaction  no checkpointer, N = 200, noema at its default 8k window
     threads     16 concurrent runs (ThreadPoolExecutor, one graph and model per run),
                 N = 50, no checkpointer; per iteration = batch wall time / (16 x N)
@@ -120,10 +122,14 @@ def _noema(
     observer: Observer | None = None,
     *,
     context_window: int | None = WIDE_WINDOW,
+    time_budget: bool = True,
 ) -> tuple[Any, ZeroLatencyChatModel]:
     model = script(n, plan=True, context_window=context_window)
+    config = noema_config(n)
+    if not time_budget:
+        config = config.model_copy(update={"timeout_s": None})
     graph = build_agent_graph(
-        noema_config(n), model=model, tools=[fetch], checkpointer=checkpointer, observer=observer
+        config, model=model, tools=[fetch], checkpointer=checkpointer, observer=observer
     )
     return graph, model
 
@@ -175,6 +181,10 @@ async def _atimed(graph: Any, model: ZeroLatencyChatModel, n: int) -> Sample:
 
 def noema_plain(n: int) -> Sample:
     return _timed(*_noema(n), n)
+
+
+def noema_plain_no_budget(n: int) -> Sample:
+    return _timed(*_noema(n, time_budget=False), n)
 
 
 def noema_plain_default_window(n: int) -> Sample:
@@ -330,6 +340,10 @@ HEADER = (
 )
 INFO = "-"
 PLAIN_ROW = ("no checkpointer", "noema", "prebuilt", "<= 1.2x")
+NO_BUDGET_ROW = ("no checkpointer, noema without a time budget", "no budget", "prebuilt", INFO)
+"""noema with ``timeout_s=None``: its model calls then run on the calling thread, as the
+prebuilt agent's do (with a time budget, a blocking model call runs on a worker thread that
+the run stops waiting for at the deadline)."""
 
 
 def _sqlite_group(n: int) -> Group:
@@ -358,8 +372,13 @@ def groups(quick: bool, scenarios: set[str]) -> list[Group]:
     big = 50 if quick else 200
     chosen: list[Group] = []
     if "plain" in scenarios:
+        runs: dict[str, Run] = {
+            "noema": noema_plain,
+            "prebuilt": prebuilt_plain,
+            "no budget": noema_plain_no_budget,
+        }
         chosen += [
-            Group("plain", n, {"noema": noema_plain, "prebuilt": prebuilt_plain}, (PLAIN_ROW,))
+            Group("plain", n, runs, (PLAIN_ROW, NO_BUDGET_ROW))
             for n in ((10, 50) if quick else (10, 50, 200))
         ]
     if "compaction" in scenarios:
