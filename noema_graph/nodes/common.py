@@ -55,9 +55,9 @@ def ctx(runtime: Runtime[Any]) -> RunContext:
 def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) -> None:
     """Send ``event`` to the ``custom`` stream, stamped with the run id."""
     run: RunInfo | None = state.get("run")
-    run_id = run.run_id if run else str(state.get("run_id", ""))
-    payload = event.model_copy(update={"run_id": run_id})
-    runtime.stream_writer(payload.model_dump(mode="json"))
+    payload = event.model_dump(mode="json")
+    payload["run_id"] = run.run_id if run else str(state.get("run_id", ""))
+    runtime.stream_writer(payload)
 
 
 @contextmanager

@@ -6,6 +6,7 @@ run (user, trace id, abort switch) comes through :class:`~noema_graph.context.Ru
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,6 +27,9 @@ from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
 from noema_graph.tools.concurrency import concurrency_safe as is_concurrency_safe
+
+BOUND_MODELS = 8
+"""Step models (one per distinct list of tools) an :class:`AgentDeps` keeps."""
 
 
 @runtime_checkable
@@ -131,13 +135,30 @@ class AgentDeps:
             tools.extend(await provider.aget_tools())
         return tools
 
+    @cached_property
+    def _bound(self) -> dict[tuple[int, ...], tuple[tuple[BaseTool, ...], Runnable[Any, Any]]]:
+        """Step models built so far, by the identities of their tools."""
+        return {}
+
     def step_model(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
-        """Return the model for execute_step: tools bound natively, or the ReAct grammar."""
-        if self.protocol == "react":
-            return bind_react_grammar(self.model, tools)
-        if not tools:
+        """Return the model for execute_step: tools bound natively, or the ReAct grammar.
+
+        Built once per list of tools (an MCP server's tools are new objects once its session
+        is opened again): binding converts every tool's schema, each step otherwise.
+        """
+        if not tools and self.protocol != "react":
             return self.model
-        return self.model.bind_tools(list(tools))
+        key = tuple(map(id, tools))
+        cached = self._bound.get(key)
+        if cached is None or any(map(operator.is_not, cached[0], tools)):
+            if self.protocol == "react":
+                runnable = bind_react_grammar(self.model, tools)
+            else:
+                runnable = self.model.bind_tools(list(tools))
+            for oldest in list(self._bound)[: max(len(self._bound) - BOUND_MODELS + 1, 0)]:
+                self._bound.pop(oldest, None)
+            cached = self._bound[key] = (tuple(tools), runnable)
+        return cached[1]
 
 
 def make_deps(

@@ -171,3 +171,28 @@ def test_the_react_prompt_shows_the_pattern_the_users_request_asks_for() -> None
     # after an answered step, "Now do step 1: add 2 and 3" is the last human turn: the
     # pattern still follows the user's request, not that turn
     assert "Action: search" in system("Look up the Kestrel budget", AIMessage("done"))
+
+
+def test_the_step_model_is_bound_once_per_list_of_tools() -> None:
+    from langchain_core.tools import tool
+
+    from noema_graph.nodes.deps import BOUND_MODELS
+
+    model = ScriptedChatModel(script=[])
+    native = deps(model, tools=TOOLS)
+    first = native.step_model(list(TOOLS))
+    assert native.step_model(list(TOOLS)) is first  # a new list of the same tools
+    assert model.bound_tool_names == [[t.name for t in TOOLS]]
+
+    @tool("add")
+    def add_again(a: int, b: int) -> int:
+        """Add two numbers (the same name, a new object: a reopened MCP session's tool)."""
+        return a + b
+
+    native.step_model([add_again])
+    assert model.bound_tool_names[-1] == ["add"] and len(model.bound_tool_names) == 2
+    for _ in range(BOUND_MODELS + 2):  # fresh tool objects each time: the cache stays bounded
+        native.step_model([add_again.model_copy()])
+    assert len(native._bound) == BOUND_MODELS  # pyright: ignore[reportPrivateUsage]
+    react = deps(model, tools=TOOLS, protocol="react")
+    assert react.step_model(list(TOOLS)) is react.step_model(list(TOOLS))
