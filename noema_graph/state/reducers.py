@@ -103,6 +103,10 @@ class History(list[Any]):
     def __copy__(self) -> History:
         return History(self, self.ids)
 
+    def __reduce__(self) -> tuple[type[History], tuple[list[Any], set[str | None] | None]]:
+        """Pickle (any protocol) and deep-copy as the items and their ids."""
+        return History, (list(self), self.ids)
+
     def checked(self) -> bool:
         """Whether the items are still those the reducer checked (none added or removed)."""
         return self.size == len(self)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 from unittest.mock import patch
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
@@ -129,3 +130,13 @@ def test_delta_copies_share_the_value_and_updates_stay_apart() -> None:
     assert twin.get() is channel.get()
     assert twin.update([[AIMessage("b", id="2")]])
     assert [m.id for m in channel.get()] == ["1"] and [m.id for m in twin.get()] == ["1", "2"]
+
+
+def test_a_history_pickles_and_deep_copies_as_itself() -> None:
+    history = merge_messages([], [[HumanMessage("a", id="1")]])
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(history, protocol=protocol))
+        assert type(back) is History and back == history and back.checked(), protocol
+        assert back.ids == {"1"}
+    deep = copy.deepcopy(history)
+    assert deep == history and deep.ids == history.ids and deep[0] is not history[0]
