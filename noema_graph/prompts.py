@@ -37,11 +37,36 @@ class PromptTemplate:
                 f"missing variables {sorted(missing)}",
                 fix="pass every ${variable} the template uses",
             )
-        return self._template.substitute({k: str(v) for k, v in values.items()})
+        return self._format.format_map({k: str(v) for k, v in values.items()})
 
     @cached_property
-    def _template(self) -> Template:
-        return Template(self.text)
+    def _format(self) -> str:
+        """Return the template as a ``str.format`` pattern (rendered in C, once per step).
+
+        Renders exactly as ``string.Template.substitute``: ``${name}`` and ``$name`` are
+        replaced, ``$$`` is a dollar sign, braces are literal.
+        """
+        pieces: list[str] = []
+        end = 0
+        for match in Template.pattern.finditer(self.text):
+            pieces.append(_literal(self.text[end : match.start()]))
+            name = match.group("braced") or match.group("named")
+            if name:
+                pieces.append(f"{{{name}}}")
+            elif match.group("escaped") is not None:
+                pieces.append("$")
+            else:  # what Template.substitute rejects, rejected at the first render
+                raise ConfigurationError(
+                    f"prompt {self.name!r} v{self.version}",
+                    f"invalid placeholder at character {match.start()}",
+                    fix="write ${name} for a variable and $$ for a dollar sign",
+                )
+            end = match.end()
+        return "".join([*pieces, _literal(self.text[end:])])
+
+
+def _literal(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 EXAMPLES_HEADING = "Worked examples (their ids and figures are made up):"

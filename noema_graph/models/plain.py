@@ -80,12 +80,17 @@ class _Walk:
 
     def value(self, value: object, depth: int) -> object:
         self.nodes += 1
+        if type(value) is str and value.isascii():  # the common cases first, without ABCs
+            return value
+        kind = type(value)
+        if value is None or kind is bool or kind is float:
+            return value
         if value is None or isinstance(value, bool | float | int | str):
             return self._scalar(value)
         if depth >= MAX_DEPTH or self.nodes > MAX_NODES:
             self.repairs.add("values nested too deep or too many were cut")
             return TOO_DEEP if depth >= MAX_DEPTH else TOO_MANY
-        if isinstance(value, Mapping | list | tuple | set | frozenset):
+        if kind is dict or kind is list or isinstance(value, Mapping | tuple | set | frozenset):
             return self._container(cast(Any, value), depth)
         return self._other(value, depth)
 
@@ -118,7 +123,7 @@ class _Walk:
             return CIRCULAR
         self.path.add(id(value))
         try:
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):
                 return self._mapping(cast(Mapping[Any, Any], value), depth)
             items = [self.value(item, depth + 1) for item in value]
         finally:
@@ -138,6 +143,8 @@ class _Walk:
 
     def key(self, key: object) -> str:
         """Return a mapping key as text."""
+        if type(key) is str and key.isascii():
+            return key
         if isinstance(key, str):
             return self._text(key)
         self.repairs.add("a mapping key that was not text became text")

@@ -203,3 +203,18 @@ def test_langgraph_json_exposes_every_agent_and_ask() -> None:
             path.removeprefix("./").removesuffix(".py").replace("/", ".")
         )
         assert callable(getattr(module, attr))
+
+
+def test_every_prompt_renders_as_string_template_would() -> None:
+    from string import Template
+
+    from noema_graph import prompts
+    from noema_graph.agents.prompts import AGENT_PROMPTS
+
+    templates = [t for t in vars(prompts).values() if isinstance(t, PromptTemplate)]
+    templates += [p.template for p in AGENT_PROMPTS]
+    templates.append(PromptTemplate("odd", "1", "a {brace} $$5 ${x}{y}} $x.\n{{${x}}}"))
+    assert len(templates) >= 18
+    for template in templates:
+        values = {name: f"<{name} {{0}} $x>" for name in template.variables}
+        assert template.render(**values) == Template(template.text).substitute(values)
