@@ -80,16 +80,14 @@ class _Walk:
 
     def value(self, value: object, depth: int) -> object:
         self.nodes += 1
-        if type(value) is str and value.isascii():  # the common cases first, without ABCs
-            return value
-        kind = type(value)
-        if value is None or kind is bool or kind is float:
+        if type(value) is str and value.isascii():  # the common case first
             return value
         if value is None or isinstance(value, bool | float | int | str):
             return self._scalar(value)
         if depth >= MAX_DEPTH or self.nodes > MAX_NODES:
             self.repairs.add("values nested too deep or too many were cut")
             return TOO_DEEP if depth >= MAX_DEPTH else TOO_MANY
+        kind = type(value)  # exact types before the Mapping ABC, which is slow to check
         if kind is dict or kind is list or isinstance(value, Mapping | tuple | set | frozenset):
             return self._container(cast(Any, value), depth)
         return self._other(value, depth)

@@ -6,7 +6,6 @@ run (user, trace id, abort switch) comes through :class:`~noema_graph.context.Ru
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -99,9 +98,9 @@ class AgentDeps:
         """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
         # Plans and reflections are not chat tokens: never stream them (langchain-openai's
         # streamed json_schema path also emits pydantic serializer warnings).
-        key = (id(model), schema)
+        key = (id(model), schema)  # the entry keeps its model alive: the id names one object
         cached = self._structured.get(key)
-        if cached is None or cached[0] is not model:
+        if cached is None:
             quiet = model.model_copy(update={"disable_streaming": True})
             runnable = keep_raw(structured(quiet, schema)) or structured(
                 quiet, schema, include_raw=True
@@ -148,15 +147,15 @@ class AgentDeps:
         """
         if not tools and self.protocol != "react":
             return self.model
-        key = tuple(map(id, tools))
+        key = tuple(map(id, tools))  # the entry keeps its tools alive: an id names one object
         cached = self._bound.get(key)
-        if cached is None or any(map(operator.is_not, cached[0], tools)):
+        if cached is None:
             if self.protocol == "react":
                 runnable = bind_react_grammar(self.model, tools)
             else:
                 runnable = self.model.bind_tools(list(tools))
-            for oldest in list(self._bound)[: max(len(self._bound) - BOUND_MODELS + 1, 0)]:
-                self._bound.pop(oldest, None)
+            if len(self._bound) >= BOUND_MODELS:
+                self._bound.pop(next(iter(self._bound)), None)  # the oldest
             cached = self._bound[key] = (tuple(tools), runnable)
         return cached[1]
 

@@ -98,7 +98,7 @@ class History(list[Any]):
     def __init__(self, items: Sequence[Any] = (), ids: set[str | None] | None = None) -> None:
         """Hold ``items``; ``ids`` are their message ids (None: not message ids)."""
         super().__init__(items)
-        self.ids, self.size = ids, len(self)
+        self.seal(ids)
 
     def __copy__(self) -> History:
         return History(self, self.ids)
@@ -110,6 +110,11 @@ class History(list[Any]):
     def checked(self) -> bool:
         """Whether the items are still those the reducer checked (none added or removed)."""
         return self.size == len(self)
+
+    def seal(self, ids: set[str | None] | None = None) -> History:
+        """Record the items as checked (and their message ``ids``); return this history."""
+        self.ids, self.size = ids, len(self)
+        return self
 
 
 def _checked(values: Sequence[Any] | None) -> History | None:
@@ -130,12 +135,12 @@ def merge_messages(
     :class:`History`) is not checked again.
     """
     trusted = _checked(current)
-    merged: list[Any] = list(current or [])
+    merged = History(current or [])
     known: set[str | None] | None = None  # ids in merged, kept while writes only append
     if trusted is not None and trusted.ids is not None:
         known = set(trusted.ids)
     elif not all_instances(merged, BaseMessage):
-        merged = convert_to_messages(merged)
+        merged = History(convert_to_messages(merged))
     for write in writes:
         new = _with_stable_ids(len(merged), write)
         if known is None:
@@ -144,9 +149,9 @@ def merge_messages(
             merged.extend(new)
             known.update(m.id for m in new)
         else:
-            merged = add_messages(merged, new)  # type: ignore[arg-type]
+            merged = History(add_messages(merged, new))  # type: ignore[arg-type]
             known = None
-    return History(merged, known if known is not None else set(map(_ID, merged)))
+    return merged.seal(known if known is not None else set(map(_ID, merged)))
 
 
 def _appends_only(known: set[str | None], new: Sequence[BaseMessage]) -> bool:
@@ -180,8 +185,7 @@ def append_steps(
         for entry in write:
             step = coerce(ReasoningStep, entry)
             merged.append(step.model_copy(update={"step": len(merged) + 1}))
-    merged.size = len(merged)
-    return merged
+    return merged.seal()
 
 
 def coerce_all(model: type[ModelT], values: Sequence[ModelT | Mapping[str, Any]]) -> list[ModelT]:

@@ -218,3 +218,9 @@ def test_every_prompt_renders_as_string_template_would() -> None:
     for template in templates:
         values = {name: f"<{name} {{0}} $x>" for name in template.variables}
         assert template.render(**values) == Template(template.text).substitute(values)
+
+
+def test_a_template_with_an_invalid_placeholder_names_the_prompt_and_the_fix() -> None:
+    broken = PromptTemplate("price", "2", "Costs $ 5 for ${item}.")
+    with pytest.raises(ConfigurationError, match=r"'price' v2.*invalid placeholder.*\$\$"):
+        broken.render(item="tea")
