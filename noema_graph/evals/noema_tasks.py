@@ -44,6 +44,15 @@ def _learning(store: LearningStore) -> Iterator[dict[str, Any]]:
         first = store.call("list_due_cards", user_id=uid, limit=5).cards[0].card.id
         call = {"tool": "list_due_cards", "input": {"user_id": uid}}
         yield _item("learning", n, asks[n // 4], {"card_id": first}, [call], name)
+    more = [
+        ("cleo", "Pick one card for me to review right now."),
+        ("ada", "Give me my next flashcard."),
+    ]
+    for n, (name, text) in enumerate(more, 5):
+        uid = LEARNERS[name]
+        first = store.call("list_due_cards", user_id=uid, limit=5).cards[0].card.id
+        call = {"tool": "list_due_cards", "input": {"user_id": uid}}
+        yield _item("learning", n, text, {"card_id": first}, [call], name)
 
 
 def _calibration(store: LearningStore) -> Iterator[dict[str, Any]]:
@@ -53,18 +62,37 @@ def _calibration(store: LearningStore) -> Iterator[dict[str, Any]]:
         gold = {k: view[k] for k in ("brier", "ece", "bias")}
         call = {"tool": "compute_calibration", "input": {"user_id": uid}}
         yield _item("calibration", n, asks[n // 4], gold, [call], name)
+    more = [
+        ("ada", "How reliable is my sense of how well I know a card?"),
+        ("ben", "Do I overestimate what I know?"),
+    ]
+    for n, (name, text) in enumerate(more, 5):
+        uid = LEARNERS[name]
+        view = calibration_view(store.call("compute_calibration", user_id=uid))
+        gold = {k: view[k] for k in ("brier", "ece", "bias")}
+        call = {"tool": "compute_calibration", "input": {"user_id": uid}}
+        yield _item("calibration", n, text, gold, [call], name)
 
 
 def _diagnostic(store: LearningStore) -> Iterator[dict[str, Any]]:
     asks = ["How am I doing?", "Where do I struggle most?"]
-    for n, (name, uid) in enumerate([*LEARNERS.items(), ("ada", 1)], 1):
+    more = [
+        ("ben", "Analyse my retention and how often I forget cards."),
+        ("cleo", "Diagnose my learning."),
+    ]
+    learners = [
+        (name, uid, asks[n // 4])
+        for n, (name, uid) in enumerate([*LEARNERS.items(), ("ada", 1)], 1)
+    ]
+    learners += [(name, LEARNERS[name], text) for name, text in more]
+    for n, (name, uid, text) in enumerate(learners, 1):
         stats = store.call("learning_stats", user_id=uid)
         gold = {"lapses": stats.lapses, "retention": round(stats.retention or 0.0, 3)}
         calls = [
             {"tool": "learning_stats", "input": {"user_id": uid}},
             {"tool": "get_review_history", "input": {"user_id": uid}},
         ]
-        yield _item("diagnostic", n, asks[n // 4], gold, calls, name)
+        yield _item("diagnostic", n, text, gold, calls, name)
 
 
 def _strategy() -> Iterator[dict[str, Any]]:
@@ -73,8 +101,10 @@ def _strategy() -> Iterator[dict[str, Any]]:
         "Adjust my study plan.",
         "Adjust my study plan.",
         "Plan my week.",
+        "How should I change my study routine?",
+        "Suggest a better daily study schedule for me.",
     ]
-    for n, name in enumerate(["ada", "ben", "cleo", "ben"], 1):
+    for n, name in enumerate(["ada", "ben", "cleo", "ben", "cleo", "ada"], 1):
         gold = {"new_cards_per_day": {"$gte": 0, "$lte": 20}}
         call = {"tool": "consult_diagnostic", "input": {}}
         yield _item("strategy", n, asks[n - 1], gold, [call], name)
@@ -87,6 +117,8 @@ def _content(store: LearningStore) -> Iterator[dict[str, Any]]:
         ("World Capitals", "two cards about capitals of Central Asia", 2),
         ("Spanish Vocabulary", "three cards with Spanish words for colours", 3),
         ("Cell Biology", "one card about ribosomes", 1),
+        ("World Capitals", "one card about the capital of Canada", 1),
+        ("Cell Biology", "two cards about mitochondria", 2),
     ]
     for n, (deck, topic, count) in enumerate(topics, 1):
         deck_id = decks[deck]
@@ -99,12 +131,17 @@ def _content(store: LearningStore) -> Iterator[dict[str, Any]]:
 
 
 def _tutor(store: LearningStore) -> Iterator[dict[str, Any]]:
-    for n, card_id in enumerate((5, 100, 150, 190), 1):
+    asks = {
+        60: "Quiz me on card {} but do not give away the answer.",
+        42: "Ask me a guiding question about card {}; keep the answer hidden.",
+    }
+    users = ["ada", "ben", "cleo", "ada", "ben", "cleo"]
+    for n, card_id in enumerate((5, 100, 150, 190, 60, 42), 1):
         card = store.call("get_card", card_id=card_id)
         gold = {"question": {"$not_icontains": card.back}}
-        text = f"Help me recall card {card_id} without telling me the answer."
+        ask = asks.get(card_id, "Help me recall card {} without telling me the answer.")
         call = {"tool": "get_card", "input": {"card_id": card_id}}
-        yield _item("socratic_tutor", n, text, gold, [call], ["ada", "ben", "cleo", "ada"][n - 1])
+        yield _item("socratic_tutor", n, ask.format(card_id), gold, [call], users[n - 1])
 
 
 _DOCUMENTS = (
@@ -112,7 +149,13 @@ _DOCUMENTS = (
     ("Photosynthesis", "Plants turn light, water and carbon dioxide into sugar and oxygen."),
     ("Volcanoes", "Magma rises through the crust and erupts as lava, ash and gas."),
     ("Plate tectonics", "The lithosphere is split into plates that drift on the mantle."),
+    ("Rainbows", "Raindrops refract and reflect sunlight, splitting it into its colours."),
+    ("Vaccines", "A vaccine trains the immune system to recognise a pathogen before infection."),
 )
+_INGEST_ASKS = {
+    "Rainbows": "Store this text under the title '{}' and tell me its key concepts: {}",
+    "Vaccines": "Please add a document called '{}' to my library: {}",
+}
 
 
 def _ingestion(store: LearningStore) -> Iterator[dict[str, Any]]:
@@ -123,7 +166,8 @@ def _ingestion(store: LearningStore) -> Iterator[dict[str, Any]]:
             {"tool": "ingest_text", "input": {"title": title}},
             {"tool": "get_chunks", "input": {"source_id": row["next"]}},
         ]
-        yield _item("ingestion", n, f"Ingest this note titled '{title}': {text}", gold, calls)
+        ask = _INGEST_ASKS.get(title, "Ingest this note titled '{}': {}")
+        yield _item("ingestion", n, ask.format(title, text), gold, calls)
 
 
 _LINKS = (
@@ -131,7 +175,13 @@ _LINKS = (
     ("Capital cities", "Europe", "related_to"),
     ("Spanish verbs", "Spanish nouns", "related_to"),
     ("Atomic number", "Chemical symbol", "related_to"),
+    ("Spanish adjectives", "Spanish verbs", "related_to"),
+    ("Transition metals", "Post-transition metals", "contrasts_with"),
 )
+_LINK_ASKS = {
+    "Spanish adjectives": "Connect {} with {} in the knowledge graph as {}.",
+    "Transition metals": "Record that {} {} ({}).",
+}
 
 
 def _graph(store: LearningStore) -> Iterator[dict[str, Any]]:
@@ -145,18 +195,33 @@ def _graph(store: LearningStore) -> Iterator[dict[str, Any]]:
             {"tool": "get_concept_graph", "input": {}},
             {"tool": "link_concepts", "input": link},
         ]
-        text = f"Link the concept {source} to {target} ({kind})."
+        ask = _LINK_ASKS.get(source, "Link the concept {} to {} ({}).")
+        text = ask.format(
+            source, target if source != "Transition metals" else f"contrast with {target}", kind
+        )
         yield _item("knowledge_graph", n, text, {"links": [link]}, calls)
 
 
 def _taxonomy(store: LearningStore) -> Iterator[dict[str, Any]]:
     categories = {c.name: c.id for c in store.call("list_categories").categories}
-    moves = ((5, "Geography"), (120, "Chemistry"), (150, "Spanish"), (190, "Biology"))
+    moves = (
+        (5, "Geography"),
+        (120, "Chemistry"),
+        (150, "Spanish"),
+        (190, "Biology"),
+        (60, "Capitals"),
+        (170, "Vocabulary"),
+    )
+    asks = {
+        60: "Card {} ('{}') belongs in {}: please recategorise it.",
+        170: "File card {} ('{}') under the {} category.",
+    }
     for n, (card_id, name) in enumerate(moves, 1):
         card = store.call("get_card", card_id=card_id)
         move = {"card_id": card_id, "category_id": categories[name]}
         calls = [{"tool": "list_categories", "input": {}}, {"tool": "move_card", "input": move}]
-        text = f"Move card {card_id} ('{card.front}') into the {name} category."
+        ask = asks.get(card_id, "Move card {} ('{}') into the {} category.")
+        text = ask.format(card_id, card.front, name)
         yield _item("taxonomy_curator", n, text, {"moves": [move]}, calls)
 
 
@@ -166,10 +231,18 @@ def _governance(store: LearningStore) -> Iterator[dict[str, Any]]:
     scan = {"flagged": flagged, "cards_scanned": report.cards_scanned}
     for n, text in enumerate(("Check the cards for quality problems.", "Find bad cards."), 1):
         yield _item("governance", n, text, scan, [{"tool": "flag_quality_issues", "input": {}}])
-    for n, card_id in enumerate((12, 77), 3):
+    flags = (
+        (12, "Flag card {}: its answer is ambiguous."),
+        (77, "Flag card {}: its answer is ambiguous."),
+        (33, "Card {} has a misleading answer; mark it for review."),
+    )
+    for n, (card_id, text) in enumerate(flags, 3):
         call = {"tool": "flag_card", "input": {"card_id": card_id}}
-        text = f"Flag card {card_id}: its answer is ambiguous."
-        yield _item("governance", n, text, {"flagged": [{"card_id": card_id}]}, [call])
+        yield _item(
+            "governance", n, text.format(card_id), {"flagged": [{"card_id": card_id}]}, [call]
+        )
+    text = "Scan my whole collection for low-quality flashcards."
+    yield _item("governance", 6, text, scan, [{"tool": "flag_quality_issues", "input": {}}])
 
 
 def _rows(store: LearningStore, sql: str) -> list[Any]:
