@@ -51,6 +51,8 @@ class ModelProfile:
         context_window: Tokens the model accepts (prompt plus answer).
         structured_output_method: ``method`` to pass to ``with_structured_output``.
         is_local: Whether the model is the embedded one, which costs nothing.
+        plans: Whether the model is asked to plan (and to refine an agent's default plan);
+            a small model (the embedded one) follows the agent's default plan instead.
     """
 
     provider: Provider
@@ -59,6 +61,7 @@ class ModelProfile:
     context_window: int
     structured_output_method: StructuredOutputMethod
     is_local: bool
+    plans: bool = True
 
 
 def context_window_for(model_name: str) -> int:
@@ -96,6 +99,7 @@ def model_profile(model: BaseChatModel) -> ModelProfile:
         context_window=window,
         structured_output_method="json_schema",
         is_local=is_local,
+        plans=not is_local,
     )
 
 
