@@ -13,6 +13,7 @@ from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from noema_graph.errors import ConfigurationError, NoemaError
+from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
 
 Permission = Literal["fs:read", "fs:write", "shell:execute", "net:outbound"]
@@ -64,6 +65,50 @@ class MCPServer(BaseModel):
             msg = f"server {self.name!r} needs exactly one of 'command' (stdio) or 'url' (http)"
             raise ValueError(msg)
         return self
+
+
+class PlannedStep(BaseModel):
+    """One step of an agent's default plan: the tool it calls and where its arguments come from.
+
+    Attributes:
+        tool: The tool to call; several names separated by ``|`` offer a choice (tools whose
+            reference arguments have nothing to refer to drop out).
+        args: Fixed argument values.
+        sources: Arguments read from earlier tool results (argument -> source, see
+            :mod:`noema_graph.grounding.sources`), or ``"request"`` for the user's request.
+        offer: Optional arguments the model may fill (the others keep their defaults);
+            required arguments not determined otherwise are always the model's.
+        description: The step as shown to the model; default: made from the above.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict[str, Any])
+    sources: dict[str, str] = Field(default_factory=dict[str, str])
+    offer: tuple[str, ...] = ()
+    description: str = ""
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_parse(cls, value: dict[str, str]) -> dict[str, str]:
+        for source in value.values():
+            if source != REQUEST:
+                parse_source(source)
+        return value
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Return the tools this step may call."""
+        return tuple(t.strip() for t in self.tool.split("|") if t.strip())
+
+    def text(self) -> str:
+        """Return the step's description for the model."""
+        if self.description:
+            return self.description
+        tools = " or ".join(self.tools)
+        given = [*self.args, *self.sources]
+        return f"Call {tools}" + (f" (with {', '.join(given)} given)." if given else ".")
 
 
 class AgentConfig(BaseModel):
@@ -140,6 +185,16 @@ class AgentConfig(BaseModel):
         description="After this many successful tool results in a run, execute_step offers "
         "no tools, so the next turn answers from them; None: never.",
     )
+    default_plan: tuple[PlannedStep, ...] = Field(
+        default=(),
+        description="The agent's default plan: a model that does not plan (the embedded one) "
+        "follows it step by step, a model that plans refines it.",
+    )
+    answer_sources: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Output-schema fields filled from tool results, never generated: field -> "
+        "source (noema_graph.grounding.sources), e.g. {'brier': 'compute_calibration:brier'}.",
+    )
     check_claims: bool = Field(
         default=False,
         description="Check the answer and thoughts for claimed effects (created, flagged, "
@@ -167,6 +222,23 @@ class AgentConfig(BaseModel):
                 "clarify": False,
             }
         return data
+
+    @field_validator("answer_sources")
+    @classmethod
+    def _sources_parse(cls, value: dict[str, str]) -> dict[str, str]:
+        for source in value.values():
+            parse_source(source)
+        return value
+
+    @model_validator(mode="after")
+    def _sources_name_fields(self) -> AgentConfig:
+        if self.answer_sources:
+            fields = self.output_schema.model_fields if self.output_schema else {}
+            unknown = sorted(self.answer_sources.keys() - fields.keys())
+            if unknown:
+                msg = f"answer_sources names fields {unknown} the output_schema does not have"
+                raise ValueError(msg)
+        return self
 
     @field_validator("output_schema")
     @classmethod

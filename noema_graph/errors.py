@@ -17,6 +17,8 @@ Exceptions never log; the caller decides what to do with them.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class NoemaError(Exception):
     """Base class of every error raised by noema_graph."""
@@ -28,10 +30,22 @@ class FieldError(NoemaError, ValueError):
     The base of the errors whose message reads ``"<field>: <problem> (fix: <fix>)"``.
     """
 
-    def __init__(self, field: str, message: str, *, fix: str | None = None) -> None:
-        """Build the error for ``field`` with an optional suggested ``fix``."""
+    def __init__(
+        self,
+        field: str,
+        message: str,
+        *,
+        fix: str | None = None,
+        fix_call: dict[str, Any] | None = None,
+    ) -> None:
+        """Build the error for ``field`` with an optional suggested ``fix``.
+
+        ``fix_call`` is the fix as data when it is a tool call (``{"tool": ..., "args": {}}``),
+        so an agent can make that call next rather than read it from the text.
+        """
         self.field = field
         self.fix = fix
+        self.fix_call = fix_call
         text = f"{field}: {message}"
         if fix:
             text += f" (fix: {fix})"

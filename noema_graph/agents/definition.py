@@ -14,8 +14,9 @@ from pydantic import (
     model_validator,
 )
 
-from noema_graph.config import AgentConfig, Permission
+from noema_graph.config import AgentConfig, Permission, PlannedStep
 from noema_graph.errors import ConfigurationError
+from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 
@@ -58,6 +59,9 @@ class AgentDefinition(BaseModel):
         clarify: Offer the ask_user tool (the run pauses for the user's answer).
         confirm_tools: Domain operations whose calls wait for the user's approval.
         confirm_non_idempotent: Every non-idempotent call waits for approval.
+        plan: The default plan (see :class:`~noema_graph.config.PlannedStep`): a model that
+            does not plan follows it, one that plans refines it.
+        answer_sources: Output fields filled from tool results, never generated.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -77,6 +81,8 @@ class AgentDefinition(BaseModel):
     clarify: bool = False
     confirm_tools: tuple[str, ...] = ()
     confirm_non_idempotent: bool = False
+    plan: tuple[PlannedStep, ...] = ()
+    answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -125,6 +131,48 @@ class AgentDefinition(BaseModel):
             raise ValueError(msg)
         return self
 
+    def _inputs(self, tool: str) -> set[str] | None:
+        """Return the argument names of one of the agent's tools (None: not its tool)."""
+        if tool in self.tools:
+            return set(DOMAIN_OPERATIONS[tool].input_model.model_fields)
+        if tool.removeprefix("consult_") in self.subagents:
+            return {"question"}
+        return None
+
+    @model_validator(mode="after")
+    def _plan_names_own_tools(self) -> AgentDefinition:
+        for index, step in enumerate(self.plan):
+            for tool in step.tools:
+                inputs = self._inputs(tool)
+                if inputs is None:
+                    msg = f"plan[{index}].tool: {tool!r} is not one of the agent's tools"
+                    raise ValueError(msg)
+                named = [*step.args, *step.sources, *step.offer]
+                if len(step.tools) == 1 and (unknown := sorted(set(named) - inputs)):
+                    msg = f"plan[{index}]: {tool} has no arguments {unknown}"
+                    raise ValueError(msg)
+            for source in step.sources.values():
+                self._check_source(f"plan[{index}].sources", source)
+        return self
+
+    @model_validator(mode="after")
+    def _sources_name_own_fields(self) -> AgentDefinition:
+        unknown = sorted(self.answer_sources.keys() - self.output_schema.model_fields.keys())
+        if unknown:
+            msg = f"answer_sources: {self.output_schema.__name__} has no fields {unknown}"
+            raise ValueError(msg)
+        for field, source in self.answer_sources.items():
+            self._check_source(f"answer_sources.{field}", source)
+        return self
+
+    def _check_source(self, where: str, source: str) -> None:
+        if source == REQUEST:
+            return
+        for tool in parse_source(source).tools:
+            if self._inputs(tool) is None:
+                msg = f"{where}: {source!r} reads {tool!r}, which is not one of the agent's tools"
+                raise ValueError(msg)
+
     @property
     def permissions(self) -> tuple[Permission, ...]:
         """Return the permissions the agent's tools need, and no others."""
@@ -155,6 +203,8 @@ class AgentDefinition(BaseModel):
             "clarify": self.clarify,
             "confirm_tools": self.confirm_tools,
             "confirm_non_idempotent": self.confirm_non_idempotent,
+            "default_plan": self.plan,
+            "answer_sources": self.answer_sources,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

@@ -28,6 +28,7 @@ from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
+from noema_graph.tools.results import ToolFix
 
 
 def _transient(exc: BaseException) -> bool:
@@ -46,8 +47,9 @@ def _handler(name: str, db: str | Path) -> Callable[..., Any]:
             with LearningStore.open(db, pooled=True) as store:
                 result = store.call(name, **arguments)
         except ToolInputError as exc:
+            fix = ToolFix.model_validate(exc.fix_call) if exc.fix_call else None
             raise ToolFailure(
-                str(exc), type_="invalid_input", details={"field": exc.field}
+                str(exc), type_="invalid_input", details={"field": exc.field}, fix=fix
             ) from None
         except store_errors() as exc:
             if _transient(exc):

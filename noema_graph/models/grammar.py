@@ -164,7 +164,12 @@ def tool_args_schema(tool: BaseTool) -> dict[str, Any]:
     return dict(convert_to_openai_tool(tool)["function"]["parameters"])
 
 
-def react_grammar(tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSWER_CHARS) -> str:
+def react_grammar(
+    tools: Sequence[BaseTool],
+    *,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
     """Return a GBNF grammar admitting only ReAct answers that use ``tools``.
 
     Each ``Action`` names one of ``tools`` and its ``Action Input`` is a one-line JSON object
@@ -174,6 +179,8 @@ def react_grammar(tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSW
     Args:
         tools: The tools the model may call; their names must be unique.
         max_answer_chars: Most characters of a ``Final Answer``.
+        schemas: Argument schemas that replace a tool's own, by tool name (a turn's schema
+            narrowed to what the run has seen: :mod:`noema_graph.grounding`).
 
     Raises:
         ConfigurationError: a tool's argument schema is invalid (it names the tool), rather
@@ -185,7 +192,8 @@ def react_grammar(tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSW
     grammar = _SchemaGrammar()
     actions: list[str] = []
     for index, tool in enumerate(tools):
-        schema = tool_args_schema(tool)
+        override = (schemas or {}).get(tool.name)
+        schema = dict(override) if override is not None else tool_args_schema(tool)
         args = grammar.rule_for(schema, f"{_rule_name(index)}-args", schema.get("$defs", {}))
         if args != "object" and not grammar.rules.get(args, "").startswith('"{"'):
             args = "object"
@@ -223,7 +231,11 @@ REACT_STOP = ("\nObservation:",)
 
 
 def bind_react_grammar(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, max_answer_chars: int = MAX_ANSWER_CHARS
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Runnable[Any, Any]:
     """Return ``model`` constrained by :func:`react_grammar` if it is local, else stopped.
 
@@ -236,6 +248,6 @@ def bind_react_grammar(
     """
     if not model_profile(model).is_local:
         return model.bind(stop=list(REACT_STOP))
-    grammar = react_grammar(tools, max_answer_chars=max_answer_chars)
+    grammar = react_grammar(tools, max_answer_chars=max_answer_chars, schemas=schemas)
     own: Mapping[str, Any] = getattr(model, "extra_body", None) or {}
     return model.bind(extra_body={**own, "grammar": grammar})

@@ -6,7 +6,8 @@ run (user, trace id, abort switch) comes through :class:`~noema_graph.context.Ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -135,23 +136,33 @@ class AgentDeps:
         return tools
 
     @cached_property
-    def _bound(self) -> dict[tuple[int, ...], tuple[tuple[BaseTool, ...], Runnable[Any, Any]]]:
+    def _bound(
+        self,
+    ) -> dict[tuple[int | str, ...], tuple[tuple[BaseTool, ...], Runnable[Any, Any]]]:
         """Step models built so far, by the identities of their tools."""
         return {}
 
-    def step_model(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+    def step_model(
+        self, tools: Sequence[BaseTool], schemas: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> Runnable[Any, Any]:
         """Return the model for execute_step: tools bound natively, or the ReAct grammar.
 
-        Built once per list of tools (an MCP server's tools are new objects once its session
-        is opened again): binding converts every tool's schema, each step otherwise.
+        Built once per list of tools and, for the grammar, per set of narrowed argument
+        ``schemas`` (the values the run has seen; an MCP server's tools are new objects once
+        its session is opened again): binding converts every tool's schema, each step
+        otherwise. A native model gets the tools' own schemas (a call of an unseen value is
+        refused before the tool runs instead).
         """
         if not tools and self.protocol != "react":
             return self.model
-        key = tuple(map(id, tools))  # the entry keeps its tools alive: an id names one object
+        react = self.protocol == "react"
+        narrowed = json.dumps(schemas, sort_keys=True, default=str) if react and schemas else ""
+        # the entry keeps its tools alive: an id names one object
+        key = (*map(id, tools), narrowed)
         cached = self._bound.get(key)
         if cached is None:
-            if self.protocol == "react":
-                runnable = bind_react_grammar(self.model, tools)
+            if react:
+                runnable = bind_react_grammar(self.model, tools, schemas=schemas)
             else:
                 runnable = self.model.bind_tools(list(tools))
             if len(self._bound) >= BOUND_MODELS:

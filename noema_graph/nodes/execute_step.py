@@ -25,12 +25,26 @@ from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.repetition import trim_repetition
-from noema_graph.nodes.common import emit, plan_text, results_text, stopwatch, tools_text
+from noema_graph.nodes.common import (
+    emit,
+    latest_request,
+    plan_text,
+    results_text,
+    stopwatch,
+    tools_text,
+)
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
 from noema_graph.nodes.output import grounded
+from noema_graph.nodes.plan_steps import (
+    narrowed,
+    planned,
+    planned_call_message,
+    planned_turn,
+    steps_done,
+)
 from noema_graph.nodes.routing import pending_tool_calls
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import EXECUTE, OBSERVATION_NUDGE, REACT, react_hints
@@ -80,11 +94,38 @@ def answer_only_note(state: AgentState, config: AgentConfig) -> str | None:
     return None
 
 
-def _step_model(state: AgentState, deps: AgentDeps, tools: list[BaseTool]) -> Runnable[Any, Any]:
+def _step_model(
+    state: AgentState,
+    deps: AgentDeps,
+    tools: list[BaseTool],
+    schemas: Mapping[str, dict[str, Any]] | None = None,
+) -> Runnable[Any, Any]:
     """Return the model for this turn; an answer-after-tools turn gets a short answer."""
     if deps.protocol == "react" and answer_only_note(state, deps.config) is ANSWER_NOW_NOTE:
         return bind_react_grammar(deps.model, [], max_answer_chars=ANSWER_NOW_CHARS)
-    return deps.step_model(tools)
+    return deps.step_model(tools, schemas)
+
+
+def _offer(
+    state: AgentState, deps: AgentDeps, tools: list[BaseTool]
+) -> tuple[list[BaseTool], dict[str, dict[str, Any]] | None, dict[str, Any] | None]:
+    """Return this turn's tools, their narrowed schemas and a determined call, if any.
+
+    The schemas are narrowed to what the run has seen (for the grammar); the call is that of
+    a plan step whose arguments are all determined (the model is not asked).
+    """
+    if not tools:
+        return tools, None, None
+    plan, trace = state.get("plan"), state.get("trace") or []
+    request = latest_request(state.get("messages", []))
+    step = plan.current_step if plan is not None else None
+    if step is not None and step.tool:
+        turn = planned_turn(step, tools, request, trace)
+        if turn.tools:
+            return turn.tools, turn.schemas, turn.call
+    if deps.protocol != "react":
+        return tools, None, None
+    return tools, {name: a.schema for name, a in narrowed(tools, request, trace).items()}, None
 
 
 NEXT_STEP = "Now do step"
@@ -190,7 +231,7 @@ def _apply(
 ) -> dict[str, Any]:
     message = as_ai_message(response)
     thought = message.text
-    if deps.protocol == "react":
+    if deps.protocol == "react" and not (message.tool_calls and planned(message)):
         message, thought = _react_message(
             message, state.get("trace") or [], actions=answer_only_note(state, deps.config) is None
         )
@@ -263,17 +304,45 @@ def execute_step(
     routers send the run here only when the model may be called.
     """
     with stopwatch() as took:
-        tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
-        prompt, extra, trace = _prepare(state, runtime, deps, tools)
-        try:
-            response = yield from call_model(_step_model(state, deps, tools), prompt, runtime, deps)
-        except LLMError as exc:
-            response = exc
-        except Cancelled:
-            return {"cancelled": True, "messages": extra, "trace": trace}
+        state, advanced = _steps_done(state)
+        plan = state.get("plan")
+        if plan is not None and plan.is_complete:  # the last tool step succeeded: answer
+            response = None
+        else:
+            tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
+            tools, schemas, call = _offer(state, deps, tools)
+            prompt, extra, trace = _prepare(state, runtime, deps, tools)
+            try:
+                response = (
+                    planned_call_message(plan.current_step, call)  # type: ignore[union-attr]
+                    if call is not None and plan is not None and plan.current_step is not None
+                    else (
+                        yield from call_model(
+                            _step_model(state, deps, tools, schemas), prompt, runtime, deps
+                        )
+                    )
+                )
+            except LLMError as exc:
+                response = exc
+            except Cancelled:
+                return {"cancelled": True, "messages": extra, "trace": trace, **advanced}
+    if response is None:
+        return {**advanced, "elapsed_s": took[0]}
     if isinstance(response, LLMError):
-        return _failure(state, runtime, response, extra, took[0])
-    return _apply(state, runtime, deps, response, extra, took[0], trace)
+        return {**_failure(state, runtime, response, extra, took[0]), **advanced}
+    update = _apply(state, runtime, deps, response, extra, took[0], trace)
+    return {**advanced, **update}
+
+
+def _steps_done(state: AgentState) -> tuple[AgentState, dict[str, Any]]:
+    """Advance the plan over tool steps that are done; return the state seen and the update."""
+    plan = state.get("plan")
+    if plan is None:
+        return state, {}
+    advanced = steps_done(plan, state.get("trace") or [])
+    if advanced is plan:
+        return state, {}
+    return {**state, "plan": advanced}, {"plan": advanced}
 
 
 def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:

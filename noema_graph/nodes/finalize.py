@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
+from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
@@ -92,9 +93,23 @@ def _answer_schema(state: AgentState, deps: AgentDeps) -> type[BaseModel]:
     return grounded_schema(schema, observed(state.get("trace") or []))
 
 
-def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
+def _prompt(
+    state: AgentState,
+    deps: AgentDeps,
+    filled: Mapping[str, Any] | None = None,
+    rest: type[BaseModel] | None = None,
+) -> list[BaseMessage]:
     schema = deps.config.output_schema
     note = f" Answer as {schema.__name__} JSON." if schema else ""
+    if filled and rest is not None:
+        figures = json.dumps(filled, separators=(",", ":"), default=str)
+        fields = "; ".join(
+            f"{name}: {info.description or name}" for name, info in rest.model_fields.items()
+        )
+        note = (
+            f" These figures come from the tools: {figures}. Write only the other fields, "
+            f"using them: {fields}"
+        )
     system = FINALIZE.render(
         agent_name=deps.config.name,
         request=latest_request(state.get("messages", [])),
@@ -106,7 +121,10 @@ def _prompt(state: AgentState, deps: AgentDeps) -> list[BaseMessage]:
         observations=observations_text(state.get("trace") or []),
         schema_note=note,
     )
-    instructions = without_examples(deps.config.instructions)
+    # with the figures filled from the tools, the examples show the words, not figures to copy
+    instructions = (
+        deps.config.instructions if filled else without_examples(deps.config.instructions)
+    )
     return [system_message(instructions, system), HumanMessage(ask)]
 
 
@@ -227,16 +245,16 @@ def _answer(
     """Return (answer, usage, whether the model wrote it) for a run that may be answered."""
     single = _single_result(state, deps)
     if may_call and deps.config.output_schema is not None:
+        filled = sourced_fields(deps.config.answer_sources, state.get("trace") or [])
+        rest = remaining_schema(_answer_schema(state, deps), filled)
+        if rest is None:  # every field comes from the tools: nothing to write
+            return (dict(filled), Usage(), True)
         value, used, _ = yield from ask_structured(
-            deps.model,
-            _answer_schema(state, deps),
-            _prompt(state, deps),
-            runtime,
-            deps,
-            attempts=2,
+            deps.model, rest, _prompt(state, deps, filled, rest), runtime, deps, attempts=2
         )
         fallback = single or partial_result(state.get("plan"))
-        return (value if value is not None else fallback, used, True)
+        answer = merged(value, filled) if value is not None else fallback
+        return (answer, used, True)
     if may_call and single is None:
         message = as_ai_message(
             (yield from call_model(deps.model, _prompt(state, deps), runtime, deps))

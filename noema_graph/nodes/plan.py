@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from noema_graph.config import PlannedStep
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
@@ -50,6 +52,9 @@ def _prompt(
     memory_text = ""
     if memory:
         memory_text = "\nRelevant memories:\n" + "\n".join(f"- {m['value']}" for m in memory)
+    if deps.config.default_plan:
+        steps = "\n".join(f"{i}. {s.text()}" for i, s in enumerate(deps.config.default_plan, 1))
+        memory_text += f"\nThe agent's default plan (refine it to this request):\n{steps}"
     system = PLAN.render(
         agent_name=deps.config.name, max_steps=MAX_PLAN_STEPS, memory=memory_text, tools=tool_names
     )
@@ -86,12 +91,37 @@ def one_step_draft(request: str) -> tuple[PlanDraft, Usage, list[str]]:
     return PlanDraft.model_construct(goal=request, steps=[request]), Usage(), []
 
 
+def default_plan(request: str, steps: Sequence[PlannedStep]) -> tuple[TaskPlan, Usage, list[str]]:
+    """Return an agent's default plan for ``request``: its steps, each naming its tool."""
+    plan = TaskPlan(
+        goal=request,
+        steps=tuple(
+            TaskStep(
+                description=s.text(),
+                tool=s.tool,
+                args=s.args,
+                sources=s.sources,
+                offer=s.offer,
+            )
+            for s in steps
+        ),
+    )
+    return plan.started(), Usage(), []
+
+
 def _draft(
     state: AgentState, runtime: Runtime[Any], deps: AgentDeps, prompt: list[BaseMessage]
 ) -> Steps[Planned]:
-    """Ask the planning model for a draft; the embedded model gets :func:`one_step_draft`."""
-    if model_profile(deps.planning_model).is_local:
-        return one_step_draft(latest_request(state.get("messages", [])))
+    """Ask the planning model for a draft, unless its profile says it does not plan.
+
+    A model that does not plan (the embedded one) follows the agent's default plan, or
+    :func:`one_step_draft` without one.
+    """
+    if not model_profile(deps.planning_model).plans:
+        request = latest_request(state.get("messages", []))
+        if deps.config.default_plan:
+            return default_plan(request, deps.config.default_plan)
+        return one_step_draft(request)
     return (yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps))
 
 
@@ -102,6 +132,12 @@ def _planned(request: str, outcome: Planned) -> tuple[TaskPlan, ReasoningStep, U
         step = ReasoningStep(kind="error", thought=f"planning failed: {outcome}", status="error")
         return fallback, step, Usage()
     draft, usage, errors = outcome
+    if isinstance(draft, TaskPlan):
+        observation = "\n".join(s.description for s in draft.steps)
+        step = ReasoningStep(
+            kind="plan", thought="The agent's default plan.", observation=observation
+        )
+        return draft, step, usage
     if isinstance(draft, PlanDraft):
         plan = draft.to_plan(MAX_PLAN_STEPS)
         observation = "\n".join(s.description for s in plan.steps)

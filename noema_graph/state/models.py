@@ -60,6 +60,17 @@ class TaskStep(_Frozen):
     description: str = Field(description="What to do in this step, in one sentence.")
     status: StepStatus = Field(default="pending", description="Progress of the step.")
     result: str | None = Field(default=None, description="What the step produced, once done.")
+    tool: str | None = Field(
+        default=None, description="The tool this step calls (a default plan's step), if fixed."
+    )
+    args: dict[str, Any] = Field(
+        default_factory=dict[str, Any], description="Fixed argument values of that tool."
+    )
+    sources: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Arguments read from earlier tool results: argument -> source.",
+    )
+    offer: tuple[str, ...] = Field(default=(), description="Optional arguments the model may fill.")
 
 
 class TaskPlan(_Frozen):
@@ -204,6 +215,12 @@ class ReasoningStep(_Frozen):
     call_id: str | None = Field(default=None, description="Id of the tool call, if any.")
     started_at: str | None = Field(default=None, description="When a tool call started (UTC).")
     ended_at: str | None = Field(default=None, description="When a tool call ended (UTC).")
+    error_type: str | None = Field(
+        default=None, description="A failed tool call's kind of error (e.g. invalid_input)."
+    )
+    fix: dict[str, Any] | None = Field(
+        default=None, description="The call a failed tool call's error names as its fix."
+    )
 
 
 class Usage(_Frozen):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from noema_graph.tools.results import (
         ToolErrorInfo,
         ToolFailure,
+        ToolFix,
         ToolResult,
         TransientToolFailure,
         render_observation,
@@ -50,6 +51,7 @@ __all__ = [
     "ToolContext",
     "ToolErrorInfo",
     "ToolFailure",
+    "ToolFix",
     "ToolRegistry",
     "ToolResult",
     "ToolRunner",

@@ -18,6 +18,15 @@ DEFAULT_MAX_OBSERVATION_CHARS = 8_000
 """Default cap on the observation text the model reads; the artifact keeps everything."""
 
 
+class ToolFix(BaseModel):
+    """A call that fixes a failed call's problem, as data (the message says it in words)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str = Field(description="The tool to call.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Its arguments.")
+
+
 class ToolErrorInfo(BaseModel):
     """Why a tool call failed, and whether the model can do something about it."""
 
@@ -28,6 +37,9 @@ class ToolErrorInfo(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict, description="Structured context.")
     recoverable: bool = Field(
         default=True, description="True when a corrected or repeated call may succeed."
+    )
+    fix: ToolFix | None = Field(
+        default=None, description="The call that fixes the problem, when it is a tool call."
     )
 
 
@@ -54,10 +66,11 @@ class ToolResult(BaseModel):
         *,
         details: dict[str, Any] | None = None,
         recoverable: bool = True,
+        fix: ToolFix | None = None,
     ) -> ToolResult:
         """Build an error result; ``message`` is repeated at the top level for the model."""
         info = ToolErrorInfo(
-            type=type_, message=message, details=details or {}, recoverable=recoverable
+            type=type_, message=message, details=details or {}, recoverable=recoverable, fix=fix
         )
         return cls(status="error", error=info, message=message)
 
@@ -76,18 +89,28 @@ class ToolFailure(NoemaError):
         type_: str = "tool_failure",
         details: dict[str, Any] | None = None,
         recoverable: bool = True,
+        fix: ToolFix | None = None,
     ) -> None:
-        """Describe the failure; ``type_`` is the machine-readable kind."""
+        """Describe the failure.
+
+        ``type_`` is the machine-readable kind, ``fix`` the call that fixes it (shown to the
+        model, and followed by the agent graph).
+        """
         super().__init__(message)
         self.message = message
         self.type = type_
         self.details = details or {}
         self.recoverable = recoverable
+        self.fix = fix
 
     def to_result(self) -> ToolResult:
         """Return the error :class:`ToolResult` this failure stands for."""
         return ToolResult.fail(
-            self.type, self.message, details=self.details, recoverable=self.recoverable
+            self.type,
+            self.message,
+            details=self.details,
+            recoverable=self.recoverable,
+            fix=self.fix,
         )
 
 

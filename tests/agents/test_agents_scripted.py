@@ -164,7 +164,8 @@ def test_calibration_reports_the_store_figures(
     )
     state = run_agent_graph("calibration", model, demo.path, "Am I calibrated?")
     _, result = _output(state, schemas.CalibrationAdvice)
-    assert result.bias == pytest.approx(figures.bias) and figures.bias is not None
+    # answer_sources: the figures are the tool's (its view rounds them to three places)
+    assert result.bias == pytest.approx(figures.bias, abs=5e-4) and figures.bias is not None
     assert figures.bias > 0  # ben is over-confident in the demo
     assert default_registry().get("calibration").permissions == ("fs:read",)
 

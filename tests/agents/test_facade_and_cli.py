@@ -16,6 +16,10 @@ from noema_graph.noema import DemoSummary
 from tests.scripted import call, plan_reply, structured, text, tools_reply
 
 CALIBRATION = {"brier": 0.2, "ece": 0.1, "bias": 0.05, "advice": "Good."}
+"""What the scripted model writes; brier, ece and bias are then replaced by the tool's."""
+CLEO = {"brier": 0.176, "ece": 0.234, "bias": -0.234, "advice": "Good."}
+"""The answer: cleo's figures as compute_calibration gives them (answer_sources), the
+model's advice."""
 
 
 def _calibration_script() -> list[Any]:
@@ -30,7 +34,7 @@ def _calibration_script() -> list[Any]:
 def test_run_agent_returns_the_typed_output(scripted: Any, demo: DemoSummary) -> None:
     model = scripted(*_calibration_script())
     out = run_agent("calibration", "Calibrated?", user_id="cleo", model=model, db=demo.path)
-    assert isinstance(out, AgentOutput) and out.validated and out.result == CALIBRATION
+    assert isinstance(out, AgentOutput) and out.validated and out.result == CLEO
     assert "[learner: cleo, user_id 3]" in model.prompts[0][-1].content
 
 
@@ -76,7 +80,7 @@ async def test_arun_and_astream(scripted: Any, demo: DemoSummary) -> None:
             db=demo.path,
         )
     ]
-    assert isinstance(items[-1], AgentOutput) and items[-1].result == CALIBRATION
+    assert isinstance(items[-1], AgentOutput) and items[-1].result == CLEO
     events = [i["type"] for i in items[:-1] if isinstance(i, dict)]
     assert events[0] == "turn_start" and "tool_call_end" in events and events[-1] == "turn_end"
 
@@ -115,7 +119,7 @@ def test_cli_demo_data_then_agent_run(cli: Any, scripted: Any, tmp_path: Path) -
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert payload["result"] == CALIBRATION and payload["metadata"]["agent_name"] == "calibration"
+    assert payload["result"] == CLEO and payload["metadata"]["agent_name"] == "calibration"
 
 
 def test_cli_run_writes_the_sample_when_missing(cli: Any, scripted: Any) -> None:

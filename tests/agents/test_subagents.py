@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from noema_graph.context import RunContext
-from noema_graph.noema import DemoSummary
+from noema_graph.noema import DemoSummary, LearningStore
 from noema_graph.state.output import AgentOutput
 from tests.scripted import call, plan_reply, structured, text, tools_reply
 
@@ -62,7 +62,11 @@ def test_strategy_consults_diagnostic_and_rolls_up(
     assert out.metadata.estimated_cost_usd == pytest.approx(8 * 20 / 1e6)
     step = _consult_tool_step(state, "consult_diagnostic")
     child = AgentOutput.model_validate(step["action"]["output"]["agent_output"])
-    assert child.metadata.agent_name == "diagnostic" and child.result == DIAGNOSIS
+    with LearningStore.open(demo.path) as store:
+        stats = store.call("learning_stats", user_id=1)
+    # answer_sources: retention and lapses are learning_stats', the rest the model's
+    figures = {"retention": stats.retention, "lapses": stats.lapses}
+    assert child.metadata.agent_name == "diagnostic" and child.result == {**DIAGNOSIS, **figures}
     assert child.metadata.trace_id == out.metadata.trace_id == "trace-parent"
     assert [s.kind for s in child.reasoning.steps] == ["plan", "tool", "thought", "final"]
     assert '"agent": "diagnostic"' in step["observation"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -35,12 +35,18 @@ class OpResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-def _require(table: str, row_id: int, field: str, hint: str) -> Op[Row]:
+_SINGULAR = {"users": "user", "decks": "deck", "categories": "category", "cards": "card"}
+
+
+def _require(
+    table: str, row_id: int, field: str, hint: str, fix_call: dict[str, Any] | None = None
+) -> Op[Row]:
     row = yield from fetch_one(
         f"SELECT * FROM {table} WHERE id = ?", (row_id,)
     )  # table: a constant
     if row is None:
-        raise RecordNotFound(field, f"no {table[:-1]} with id {row_id}", fix=hint)
+        record = _SINGULAR.get(table, table)
+        raise RecordNotFound(field, f"no {record} with id {row_id}", fix=hint, fix_call=fix_call)
     return row
 
 
@@ -57,7 +63,8 @@ def require_deck(deck_id: int, field: str = "deck_id") -> Op[Row]:
 def require_category(category_id: int, field: str = "category_id") -> Op[Row]:
     """Return the category row or raise :class:`RecordNotFound` naming ``field``."""
     hint = "call list_categories for valid ids"
-    return (yield from _require("categories", category_id, field, hint))
+    fix_call = {"tool": "list_categories", "args": {}}
+    return (yield from _require("categories", category_id, field, hint, fix_call))
 
 
 def require_card_row(card_id: int, field: str = "card_id") -> Op[Row]:

@@ -49,7 +49,10 @@ def get_concept_graph(params: ConceptGraphInput) -> Op[ConceptGraph]:
         )
         if centre is None:
             raise RecordNotFound(
-                "concept", f"no concept named {params.concept!r}", fix="call with concept=null"
+                "concept",
+                f"no concept named {params.concept!r}",
+                fix="call with concept=null",
+                fix_call={"tool": "get_concept_graph", "args": {}},
             )
         keep = {int(centre["id"])}
         frontier = set(keep)
@@ -88,8 +91,16 @@ def get_concept_graph(params: ConceptGraphInput) -> Op[ConceptGraph]:
 class LinkConceptsInput(OpInput):
     """Arguments of :func:`link_concepts`."""
 
-    source: str = Field(min_length=1, description="Concept the link starts from.")
-    target: str = Field(min_length=1, description="Concept the link points to.")
+    source: str = Field(
+        min_length=1,
+        description="Concept the link starts from.",
+        json_schema_extra={"x-noema-ref": "concept"},
+    )
+    target: str = Field(
+        min_length=1,
+        description="Concept the link points to.",
+        json_schema_extra={"x-noema-ref": "concept"},
+    )
     kind: LinkKind = Field(description="prerequisite_of, related_to, part_of or contrasts_with.")
     now: OptionalTime = Field(default=None, description="Defaults to now.")
 

@@ -1,0 +1,201 @@
+"""Reference arguments: ids and names a tool call takes from what the run has seen.
+
+A tool's argument schema says which arguments are references and to what kind of record:
+an integer argument named ``<kind>_id`` refers to ``<kind>`` records (``card_id`` -> cards,
+``category_id`` -> categories); the property key :data:`REF_KEY` names the kind explicitly
+(``{"x-noema-ref": "concept"}`` on a string argument that takes a concept's name) or, set
+to ``false``, opts an argument out.
+
+:func:`step_arguments` narrows one tool's argument schema for the turn at hand: optional
+arguments are offered only when the plan step or the request gives a value for them, a
+reference admits only the values seen (the request's own first, then the tool results'),
+and arguments with a single possible value are determined. The embedded model's grammar is
+built from that schema, so it cannot send a value the run has not seen; a step whose
+arguments are all determined needs no model at all. :func:`unseen_reference` checks a call
+a remote model made against the same values, before the tool runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from noema_graph.grounding.seen import Seen, mentioned, seen_in, singular
+
+REF_KEY = "x-noema-ref"
+"""Argument-schema key naming the kind of record an argument refers to (false: none)."""
+
+
+def _admits(schema: Mapping[str, Any], kind: str) -> bool:
+    declared = schema.get("type")
+    if declared == kind or (isinstance(declared, list) and kind in declared):
+        return True
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    return any(isinstance(b, Mapping) and _admits(b, kind) for b in branches)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON
+
+
+def references(schema: Mapping[str, Any]) -> dict[str, str]:
+    """Return ``{argument: kind}`` for the reference arguments of an argument schema."""
+    found: dict[str, str] = {}
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    for name, sub in properties.items():
+        if not isinstance(sub, Mapping):
+            continue
+        if REF_KEY in sub:
+            if sub[REF_KEY]:
+                found[name] = singular(str(sub[REF_KEY]))
+        elif name.endswith("_id") and _admits(sub, "integer"):  # pyright: ignore[reportUnknownArgumentType] -- JSON
+            found[name] = singular(name[:-3])
+    return found
+
+
+def _takes_names(schema: Mapping[str, Any]) -> bool:
+    return _admits(schema, "string") and not _admits(schema, "integer")
+
+
+def named_in(request: str, argument: str) -> bool:
+    """Return whether ``request`` names ``argument`` (its words: ``window_days`` -> window days)."""
+    words = r"[\s_-]+".join(re.escape(w) for w in argument.lower().split("_") if w)
+    return bool(words) and re.search(rf"\b{words}\b", request.lower()) is not None
+
+
+def candidates(kind: str, by_name: bool, request: str, asked: Seen, seen: Seen) -> list[Any]:
+    """Return the values a reference of ``kind`` may take, the most likely first.
+
+    The request's own ids of that kind, else the seen records whose name the request
+    mentions, else everything seen of that kind (empty: nothing seen, the value is free).
+    """
+    if by_name:
+        names = list(seen.names.get(kind, {}))
+        return mentioned(request, names) or names
+    ids = seen.ids.get(kind, {})
+    own = [value for value in asked.ids.get(kind, {}) if value in ids or not ids]
+    if own:
+        return own
+    labelled = {label: value for value, label in ids.items() if label}
+    named = [labelled[name] for name in mentioned(request, list(labelled))]
+    return named or list(ids)
+
+
+@dataclass(frozen=True)
+class StepArguments:
+    """A tool's argument schema narrowed for one turn, and the values it determines."""
+
+    schema: dict[str, Any]
+    values: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def complete(self) -> bool:
+        """Return whether every offered argument is determined (no model needed)."""
+        return set(self.schema.get("properties") or {}) <= set(self.values)
+
+
+def _single(schema: Mapping[str, Any]) -> tuple[bool, Any]:
+    if "const" in schema:
+        return True, schema["const"]
+    options = schema.get("enum")
+    if isinstance(options, list) and len(options) == 1:  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        return True, options[0]
+    return False, None
+
+
+def step_arguments(
+    schema: Mapping[str, Any],
+    request: str,
+    seen: Seen,
+    *,
+    asked: Seen | None = None,
+    given: Mapping[str, Any] | None = None,
+    keep: Collection[str] | None = None,
+) -> StepArguments:
+    """Return ``schema`` narrowed to what this turn can ground, and the values it determines.
+
+    Args:
+        schema: The tool's argument schema (a JSON object schema).
+        request: The user's request.
+        seen: What the request and the run's tool results hold.
+        asked: What the request alone holds (default: read from ``request``).
+        given: Values the plan step fixes (already resolved from their sources).
+        keep: Optional arguments to offer; None offers those the request names. A default
+            plan's step passes the arguments it lists.
+    """
+    asked = seen_in(request) if asked is None else asked
+    given = dict(given or {})
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    offered = [
+        name
+        for name in properties
+        if name in required
+        or name in given
+        or (name in keep if keep is not None else named_in(request, name))
+    ]
+    narrowed = {name: dict(properties[name]) for name in offered}
+    values = {name: given[name] for name in offered if name in given}
+    refs = references(schema)
+    by_kind: dict[str, list[str]] = {}
+    for name in offered:
+        if name in refs and name not in values:
+            by_kind.setdefault(refs[name], []).append(name)
+    for kind, names in by_kind.items():
+        by_name = _takes_names(properties[names[0]])
+        options = candidates(kind, by_name, request, asked, seen)
+        if options and len(options) == len(names) and len(names) > 1:
+            values.update(zip(names, options, strict=True))  # in order of mention
+            continue
+        for name in names:
+            if options:
+                narrowed[name] = {**_annotations(narrowed[name]), "enum": options}
+    for name in offered:
+        if name not in values and (chosen := _mentioned_options(narrowed[name], request)):
+            narrowed[name] = {**narrowed[name], "enum": chosen}
+        single, value = _single(narrowed[name])
+        if single and name not in values:
+            values[name] = value
+    for name, value in values.items():
+        narrowed[name] = {**_annotations(narrowed[name]), "const": value}
+    result = {**schema, "properties": narrowed, "required": [n for n in offered if n in required]}
+    return StepArguments(schema=result, values=values)
+
+
+def _mentioned_options(schema: Mapping[str, Any], request: str) -> list[Any]:
+    """Return the string options of an enum the request names (``contrasts_with``), if any."""
+    options = schema.get("enum")
+    if not isinstance(options, list):
+        return []
+    texts = [o for o in options if isinstance(o, str)]  # pyright: ignore[reportUnknownVariableType] -- JSON
+    spelled = {o.replace("_", " "): o for o in texts} | {o: o for o in texts}
+    return list(dict.fromkeys(spelled[m] for m in mentioned(request, list(spelled))))
+
+
+def _annotations(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the descriptive keys of a property schema (its type constraints dropped)."""
+    return {k: v for k, v in schema.items() if k in ("title", "description", REF_KEY)}
+
+
+def unseen_reference(
+    tool: str, schema: Mapping[str, Any], args: Mapping[str, Any], seen: Seen
+) -> str | None:
+    """Return the error observation for a reference argument the run has not seen, else None.
+
+    Only kinds with seen values are checked: with none seen, the tool itself decides.
+    """
+    for name, kind in references(schema).items():
+        if name not in args or args[name] is None:
+            continue
+        value = args[name]
+        known: list[Any] = (
+            list(seen.names.get(kind, {}))
+            if isinstance(value, str)
+            else list(seen.ids.get(kind, {}))
+        )
+        if known and value not in known:
+            shown = ", ".join(map(repr, known[:20])) + (", ..." if len(known) > 20 else "")
+            return (
+                f"Invalid argument {name!r} for tool {tool!r}: {value!r} is no {kind} this run "
+                f"has seen (seen: {shown}). Fix: use one of them, or first call a tool that "
+                f"returns {kind} records."
+            )
+    return None

@@ -1,0 +1,157 @@
+"""Follow a plan's tool steps: which are done, which tools the next one offers, with what.
+
+A step of an agent's default plan names its tool (or a choice of tools) and where its
+arguments come from. :func:`steps_done` advances the plan over steps whose tool has since
+succeeded, so finishing a tool step costs no model turn. :func:`planned_turn` works out the
+current step's call: the tools it offers, each one's argument schema narrowed to what the
+run has seen (:func:`~noema_graph.grounding.step_arguments`), and, when one tool remains and
+every argument is determined, the call itself, which the graph then makes without the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
+
+from noema_graph.grounding import (
+    MISSING,
+    Seen,
+    parse_source,
+    references,
+    resolve,
+    seen_in,
+    step_arguments,
+)
+from noema_graph.grounding.arguments import StepArguments
+from noema_graph.grounding.sources import REQUEST
+from noema_graph.models.grammar import tool_args_schema
+from noema_graph.nodes.common import preview
+from noema_graph.state.models import ReasoningStep, TaskPlan, TaskStep
+
+PLANNED = "noema_planned_call"
+"""``response_metadata`` key of the AI message of a determined plan step's call."""
+STEP_RESULT_CHARS = 600
+"""Characters of a tool result kept as the result of the plan step it completed."""
+
+
+def _calls_of(trace: Sequence[ReasoningStep], tools: Sequence[str]) -> list[ReasoningStep]:
+    return [
+        s
+        for s in trace
+        if s.kind == "tool" and s.status == "ok" and s.action and s.action.tool in tools
+    ]
+
+
+def _tools(step: TaskStep) -> tuple[str, ...]:
+    return tuple(t.strip() for t in (step.tool or "").split("|") if t.strip())
+
+
+def steps_done(plan: TaskPlan, trace: Sequence[ReasoningStep]) -> TaskPlan:
+    """Return ``plan`` advanced over the tool steps whose tool succeeded since they began.
+
+    A step counts as done when its tools have more successful calls than the completed
+    steps before it that use them.
+    """
+    while (step := plan.current_step) is not None and step.tool:
+        tools = _tools(step)
+        before = sum(
+            1
+            for s in plan.steps[: plan.current_step_index]
+            if s.status == "completed" and set(_tools(s)) & set(tools)
+        )
+        calls = _calls_of(trace, tools)
+        if len(calls) <= before:
+            break
+        plan = plan.advance(preview(calls[-1].observation or "", STEP_RESULT_CHARS))
+    return plan
+
+
+@dataclass(frozen=True)
+class PlannedTurn:
+    """The current tool step's offer: its tools, their narrowed schemas, a call if determined."""
+
+    tools: list[BaseTool]
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    call: dict[str, Any] | None = None
+
+
+def _given(step: TaskStep, request: str, trace: Sequence[ReasoningStep]) -> dict[str, Any]:
+    given = dict(step.args)
+    for name, text in step.sources.items():
+        value = request if text == REQUEST else resolve(parse_source(text), trace)
+        if value is not MISSING:
+            given[name] = value
+    return given
+
+
+def _unreferenced(arguments: StepArguments, seen: Seen) -> bool:
+    """Return whether a required reference argument has nothing seen to refer to."""
+    schema = arguments.schema
+    required = set(schema.get("required") or ())
+    return any(
+        name in required
+        and name not in arguments.values
+        and not (seen.ids.get(kind) or seen.names.get(kind))
+        for name, kind in references(schema).items()
+    )
+
+
+def narrowed(
+    tools: Sequence[BaseTool],
+    request: str,
+    trace: Sequence[ReasoningStep],
+    step: TaskStep | None = None,
+) -> dict[str, StepArguments]:
+    """Return each tool's arguments narrowed for this turn (see the module docstring)."""
+    asked, seen = seen_in(request), seen_in(request, trace)
+    given = _given(step, request, trace) if step is not None else {}
+    keep = (set(step.args) | set(step.sources) | set(step.offer)) if step is not None else None
+    return {
+        tool.name: step_arguments(
+            tool_args_schema(tool), request, seen, asked=asked, given=given, keep=keep
+        )
+        for tool in tools
+    }
+
+
+def planned_turn(
+    step: TaskStep, tools: Sequence[BaseTool], request: str, trace: Sequence[ReasoningStep]
+) -> PlannedTurn:
+    """Return what the current tool step offers, and its call when nothing is left to choose.
+
+    Of a choice of tools, those with a required reference that has nothing seen to refer to
+    drop out (unless none would remain).
+    """
+    names = _tools(step)
+    offered = [t for t in tools if t.name in names]
+    arguments = narrowed(offered, request, trace, step)
+    seen = seen_in(request, trace)
+    usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
+    schemas = {t.name: arguments[t.name].schema for t in usable}
+    if len(usable) == 1 and arguments[usable[0].name].complete:
+        name = usable[0].name
+        call = {"name": name, "args": arguments[name].values, "id": f"plan_{uuid4().hex[:12]}"}
+        return PlannedTurn(usable, schemas, call)
+    return PlannedTurn(usable, schemas)
+
+
+def planned_call_message(step: TaskStep, call: Mapping[str, Any]) -> AIMessage:
+    """Return the AI message that makes a determined plan step's call, without the model."""
+    args = json.dumps(call["args"], default=str, sort_keys=True)
+    thought = f"{step.description} Every argument is determined: {call['name']}({args})."
+    return AIMessage(
+        content=thought,
+        tool_calls=[dict(call)],  # type: ignore[list-item]
+        response_metadata={PLANNED: True},
+    )
+
+
+def planned(message: AIMessage) -> bool:
+    """Return whether ``message`` is a plan step's call the graph made without the model."""
+    return bool(message.response_metadata.get(PLANNED))
