@@ -190,7 +190,7 @@ async def _async_sqlite(url: str | Path) -> AsyncGenerator[Backend]:
         yield Backend("sqlite", saver, store)
 
 
-def _connection_options() -> dict[str, Any]:
+def connection_options() -> dict[str, Any]:
     """Return the psycopg connection settings langgraph-checkpoint-postgres expects."""
     from psycopg.rows import dict_row
 
@@ -224,7 +224,7 @@ def _missing_driver(exc: ImportError) -> ConfigurationError:
 def _pool_options(pool_size: int) -> dict[str, Any]:
     """Return the options of a psycopg pool (sync or async) of at most ``pool_size``."""
     return {
-        "kwargs": _connection_options(),
+        "kwargs": connection_options(),
         "min_size": 1,
         "max_size": max(2, pool_size),
         "open": False,
