@@ -249,7 +249,15 @@ def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
     assert outputs and all(b"expand_output" in bytes(blob) for (blob,) in outputs)
 
 
-ALLOWED_PREFIXES = ("builtins.", "noema_graph.", "langchain_core.messages.", "datetime.", "uuid.")
+ALLOWED_PREFIXES = (
+    "builtins.",
+    "datetime.",
+    "uuid.",
+    "noema_graph.",
+    "langchain_core.messages.",
+    "langgraph.types.",  # Interrupt, Send, Overwrite: LangGraph's own, always revived
+    "langgraph.checkpoint.serde.types.",  # _DeltaSnapshot (on noema's allow-list)
+)
 """Modules whose classes the decoded checkpoints may hold (what the allow-list revives)."""
 
 
