@@ -477,7 +477,9 @@ def _pg_history(reader: pg_inspect.PostgresReader, thread_id: str) -> list[Check
     rows: list[CheckpointRow] = []
     for saved in reader.history(thread_id):
         summarised = isinstance(saved.metadata.get(SUMMARY_KEY), Mapping)
-        decoded = {} if summarised else _pg_values(reader, thread_id, saved.checkpoint_id)
+        decoded = (
+            {"ts": saved.ts} if summarised else _pg_values(reader, thread_id, saved.checkpoint_id)
+        )
         rows.append(
             _checkpoint_row(
                 saved.checkpoint_id,

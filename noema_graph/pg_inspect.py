@@ -35,7 +35,7 @@ HEADS_SQL = (
     "FROM checkpoints WHERE checkpoint_ns = '' ORDER BY thread_id, checkpoint_id DESC"
 )
 HISTORY_SQL = (
-    "SELECT checkpoint_id, parent_checkpoint_id, metadata "
+    "SELECT checkpoint_id, parent_checkpoint_id, metadata, checkpoint->>'ts' AS ts "
     "FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"
 )
 PAUSED_SQL = (
@@ -61,6 +61,7 @@ class Saved:
     checkpoint_id: str
     parent_id: str | None
     metadata: Mapping[str, Any]
+    ts: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,7 @@ class PostgresReader:
                 str(row["checkpoint_id"]),
                 row["parent_checkpoint_id"],
                 row["metadata"] or {},
+                str(row["ts"] or ""),
             )
             for row in rows
         ]
