@@ -19,6 +19,7 @@ resumes from a checkpoint, so tool calls completed before it are not run again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -190,8 +191,13 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
     return _state(found, history)
 
 
-async def athreads(saver: BaseCheckpointSaver[Any]) -> list[ThreadRow]:
-    """Async :func:`threads`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+async def athreads(saver: Source) -> list[ThreadRow]:
+    """Async :func:`threads`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver.
+
+    A path or URL is read by :func:`threads` in a worker thread.
+    """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(threads, saver)
     if isinstance(saver, AsyncSqliteSaver):
         return _newest_first(await _asql_threads(saver))
     newest, first = _newest([item async for item in saver.alist(None)])
@@ -203,8 +209,13 @@ async def athreads(saver: BaseCheckpointSaver[Any]) -> list[ThreadRow]:
     return _newest_first(_list_threads(newest, first, outputs))
 
 
-async def ahistory(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[CheckpointRow]:
-    """Async :func:`history`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+async def ahistory(saver: Source, thread_id: str) -> list[CheckpointRow]:
+    """Async :func:`history`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver.
+
+    A path or URL is read by :func:`history` in a worker thread.
+    """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(history, saver, thread_id)
     if isinstance(saver, AsyncSqliteSaver):
         return await _asql_history(saver, thread_id)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -213,13 +224,15 @@ async def ahistory(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[Chec
 
 
 async def acheckpoint(
-    saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: str | None = None
+    saver: Source, thread_id: str, checkpoint_id: str | None = None
 ) -> dict[str, Any]:
-    """Async :func:`checkpoint`.
+    """Async :func:`checkpoint` (a path or URL is read by it in a worker thread).
 
     Raises:
         KeyError: No such thread or checkpoint.
     """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(checkpoint, saver, thread_id, checkpoint_id)
     found = await saver.aget_tuple(_config(thread_id, checkpoint_id))
     if found is None:
         raise KeyError(_missing(thread_id, checkpoint_id))

@@ -6,6 +6,7 @@ side is ``tests/postgres/test_inspect_cli.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 from noema_graph import sqlite_checkpointer
 from noema_graph.cli import app
-from noema_graph.inspect import checkpoint, history, threads
+from noema_graph.inspect import acheckpoint, ahistory, athreads, checkpoint, history, threads
 from tests.inspect.test_inspect import _run
 
 
@@ -35,9 +36,11 @@ def db(tmp_path: Path, scripted: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_python_reads_a_sqlite_url_as_the_file(db: Path) -> None:
     url = f"sqlite:///{db}"
-    assert threads(url) == threads(db)
-    assert history(url, "t1") == history(db, "t1")
-    assert checkpoint(url, "t1")["__checkpoint__"] == checkpoint(db, "t1")["__checkpoint__"]
+    assert threads(url) == threads(db) == asyncio.run(athreads(url))
+    assert history(url, "t1") == history(db, "t1") == asyncio.run(ahistory(url, "t1"))
+    at = checkpoint(db, "t1")["__checkpoint__"]
+    assert checkpoint(url, "t1")["__checkpoint__"] == at
+    assert asyncio.run(acheckpoint(url, "t1"))["__checkpoint__"] == at
 
 
 def test_the_url_flag_and_the_environment_select_the_file(db: Path) -> None:

@@ -10,6 +10,7 @@ is listed failed, as on SQLite.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from noema_graph import build_agent_graph, open_backend
-from noema_graph.inspect import SUMMARY_KEY, checkpoint, history, threads
+from noema_graph.inspect import SUMMARY_KEY, athreads, checkpoint, history, threads
 from noema_graph.persistence import serializer
 from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
@@ -56,7 +57,7 @@ def test_a_stock_saver_without_summaries_is_read_like_its_list(pg_url: str, scri
         metadata = next(saver.list(None)).metadata
     assert SUMMARY_KEY not in metadata  # the decoding path is the one under test
     by_url = threads(pg_url)
-    assert by_url == listed
+    assert by_url == listed == asyncio.run(athreads(pg_url))
     assert {(r.thread_id, r.status, r.last_error) for r in by_url} == {
         ("failed", "failed", f"{error['code']}: {error['message']}"),
         ("done", "done", None),
