@@ -467,9 +467,8 @@ def _pg_values(reader: pg_inspect.PostgresReader, thread_id: str, checkpoint_id:
 
 
 def _pg_threads(reader: pg_inspect.PostgresReader) -> list[ThreadRow]:
-    paused = reader.paused(INTERRUPT)
     rows: list[ThreadRow] = []
-    for head in reader.heads():
+    for head in reader.heads(INTERRUPT):
         summarised = isinstance(head.metadata.get(SUMMARY_KEY), Mapping)
         decoded = {} if summarised else _pg_values(reader, head.thread_id, head.checkpoint_id)
         rows.append(
@@ -479,14 +478,14 @@ def _pg_threads(reader: pg_inspect.PostgresReader) -> list[ThreadRow]:
                 head.metadata,
                 created=_uuid_time(head.first_id),
                 updated=_uuid_time(head.checkpoint_id),
-                paused=(head.thread_id, head.checkpoint_id) in paused,
+                paused=head.paused,
             )
         )
     return rows
 
 
 def _pg_history(reader: pg_inspect.PostgresReader, thread_id: str) -> list[CheckpointRow]:
-    paused = {checkpoint for _, checkpoint in reader.paused(INTERRUPT, thread_id)}
+    paused = reader.paused(thread_id, INTERRUPT)
     rows: list[CheckpointRow] = []
     for saved in reader.history(thread_id):
         summarised = isinstance(saved.metadata.get(SUMMARY_KEY), Mapping)

@@ -29,29 +29,39 @@ if TYPE_CHECKING:
     from psycopg import Connection
     from psycopg.rows import DictRow
 
-HEADS_SQL = (
-    "SELECT DISTINCT ON (thread_id) thread_id, checkpoint_id, metadata, "
-    "MIN(checkpoint_id) OVER (PARTITION BY thread_id) AS first_id "
-    "FROM checkpoints WHERE checkpoint_ns = '' ORDER BY thread_id, checkpoint_id DESC"
-)
+HEADS_SQL = """
+SELECT c.thread_id, c.checkpoint_id, c.metadata, f.first_id, EXISTS (
+    SELECT 1 FROM checkpoint_writes AS w WHERE w.thread_id = c.thread_id
+    AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id AND w.channel = %s
+) AS paused
+FROM (
+    SELECT thread_id, MAX(checkpoint_id) AS last_id, MIN(checkpoint_id) AS first_id
+    FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id
+) AS f
+JOIN checkpoints AS c
+    ON c.thread_id = f.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = f.last_id
+"""
+"""Each thread's newest root checkpoint, through the primary keys (and whether a write on
+the interrupt channel waits at it)."""
 HISTORY_SQL = (
     "SELECT checkpoint_id, parent_checkpoint_id, metadata, checkpoint->>'ts' AS ts "
     "FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"
 )
 PAUSED_SQL = (
     "SELECT DISTINCT thread_id, checkpoint_id FROM checkpoint_writes "
-    "WHERE checkpoint_ns = '' AND channel = %s AND (%s::text IS NULL OR thread_id = %s)"
+    "WHERE thread_id = %s AND checkpoint_ns = '' AND channel = %s"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """A thread's newest root checkpoint: its id, metadata and the thread's first id."""
+    """A thread's newest root checkpoint: its id, metadata, the thread's first id, a pause."""
 
     thread_id: str
     checkpoint_id: str
     metadata: Mapping[str, Any]
     first_id: str
+    paused: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +82,16 @@ class PostgresReader:
     conn: Connection[DictRow]
     saver: PostgresSaver
 
-    def heads(self) -> list[Head]:
-        """Return every thread's newest root checkpoint."""
-        rows = self._rows(HEADS_SQL, ())
+    def heads(self, interrupt: str) -> list[Head]:
+        """Return every thread's newest root checkpoint (paused: a write on ``interrupt``)."""
+        rows = self._rows(HEADS_SQL, (interrupt,))
         return [
             Head(
                 str(row["thread_id"]),
                 str(row["checkpoint_id"]),
                 row["metadata"] or {},
                 str(row["first_id"]),
+                bool(row["paused"]),
             )
             for row in rows
         ]
@@ -98,10 +109,10 @@ class PostgresReader:
             for row in rows
         ]
 
-    def paused(self, channel: str, thread_id: str | None = None) -> set[tuple[str, str]]:
-        """Return the (thread, checkpoint) pairs with a pending write on ``channel``."""
-        rows = self._rows(PAUSED_SQL, (channel, thread_id, thread_id))
-        return {(str(row["thread_id"]), str(row["checkpoint_id"])) for row in rows}
+    def paused(self, thread_id: str, interrupt: str) -> set[str]:
+        """Return the checkpoints of ``thread_id`` with a pending write on ``interrupt``."""
+        rows = self._rows(PAUSED_SQL, (thread_id, interrupt))
+        return {str(row["checkpoint_id"]) for row in rows}
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[DictRow]:
         return self.conn.execute(sql, params).fetchall()  # pyright: ignore[reportArgumentType]  # constant SQL
