@@ -12,7 +12,9 @@ and
 - runs a :class:`noema_graph.server_runs.Heartbeat`: this server's runs are listed in the
   database every few seconds, and the runs of a server that stopped beating are marked
   ``error`` (with a message saying how to resume them) within ``NOEMA_SERVER_TTL_S`` plus
-  one heartbeat (12 s by default).
+  one heartbeat (12 s by default). In Aegra's Redis mode (``REDIS_BROKER_ENABLED=true``)
+  the heartbeat is off: queued runs wait there without a server, and Aegra's own lease
+  reaper re-queues the runs of a dead worker.
 
 Aegra itself is not patched: this module uses its configuration hook and reads two of its
 objects (the database manager's checkpointer and the registry of runs in progress).
@@ -37,6 +39,9 @@ from noema_graph.server_runs import Heartbeat, Timing
 async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     """Use noema's serializer; beat (and reap dead servers' runs) while the server lives."""
     db_manager.get_checkpointer().serde = serializer()
+    if settings.redis.REDIS_BROKER_ENABLED:  # Aegra's lease reaper re-queues dead workers' runs
+        yield
+        return
     timing = Timing.from_env(os.environ)
     with Heartbeat(settings.db.database_url_sync, active=lambda: tuple(active_runs), timing=timing):
         yield
