@@ -135,6 +135,8 @@ def test_prune_and_doctor_on_postgres(
     assert "healthy" in checked.output.splitlines()[0] and "3 threads" in checked.output
     assert "pg_amcheck" in checked.output
     assert "--repair works on SQLite files only" in checked.output
+    report = json.loads(_invoke("doctor", *where, "--json").output)["report"]
+    assert report["healthy"] and report["path"] == pg_url and report["counts"]["threads"] == 3
     refused = _invoke("doctor", *where, "--repair")
     assert refused.exit_code == 2 and "SQLite files only" in refused.output
 
@@ -183,3 +185,27 @@ def test_a_database_out_of_reach_is_one_line_and_exit_2(
     assert "cannot connect to 'postgresql://u:***@127.0.0.1:1/db'" in lines[0]
     assert "hunter2" not in done.output
     assert not list(tmp_path.iterdir())  # no file was created
+
+
+def test_doctor_names_orphan_and_undecodable_rows(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    where = ["--database-url", pg_url]
+    _run_all(monkeypatch, where)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,"
+            " idx, channel, type, blob) VALUES ('ok', '', 'gone', 'task', 0, 'x', 'msgpack',"
+            " '\\x80')"
+        )
+        conn.execute(
+            "UPDATE checkpoint_writes SET blob = '\\xc1c1c1' WHERE thread_id = 'failed'"
+            " AND channel = 'output' AND length(blob) > 1"
+        )
+    checked = _invoke("doctor", *where)
+    assert checked.exit_code == 1, checked.output
+    assert "DAMAGED" in checked.output.splitlines()[0]
+    assert "thread 'ok': 1 writes belong to no checkpoint" in checked.output
+    assert "checkpoint_writes row of thread 'failed'" in checked.output
+    assert "cannot be decoded" in checked.output
