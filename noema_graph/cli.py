@@ -27,7 +27,6 @@ from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
     EXIT_PAUSED,
-    EXIT_UNSUCCESSFUL,
     EXIT_USAGE,
     LEARNING_TABLES,
     DatabaseUrlOpt,
@@ -35,6 +34,7 @@ from noema_graph.cli_errors import (
     check_database,
     check_request,
     exit_code,
+    failure_code,
     resolve_database,
     resume_hint,
     say_error,
@@ -168,11 +168,8 @@ def _fail(exc: NoemaError) -> None:
 
     A bad value's message names its fix; a database's names the URL, password masked.
     """
-    from noema_graph.backends import DatabaseUnavailable
-
     say_error(str(exc))
-    usage = isinstance(exc, FieldError | DatabaseUnavailable)
-    raise typer.Exit(EXIT_USAGE if usage else EXIT_UNSUCCESSFUL)
+    raise typer.Exit(failure_code(exc))
 
 
 def _view(show: Show) -> RunView:

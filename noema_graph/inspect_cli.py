@@ -72,16 +72,13 @@ def one_line_errors() -> Generator[None]:
 
     A damaged file (it names its fix) and any other library error exit 1.
     """
-    from noema_graph.backends import DatabaseUnavailable
-    from noema_graph.cli_errors import EXIT_UNSUCCESSFUL, EXIT_USAGE, say_error
-    from noema_graph.errors import FieldError
+    from noema_graph.cli_errors import failure_code, say_error
 
     try:
         yield
     except NoemaError as exc:
         say_error(str(exc))
-        usage = isinstance(exc, FieldError | DatabaseUnavailable)
-        raise typer.Exit(EXIT_USAGE if usage else EXIT_UNSUCCESSFUL) from exc
+        raise typer.Exit(failure_code(exc)) from exc
 
 
 def threads(

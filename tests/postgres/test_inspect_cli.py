@@ -171,6 +171,9 @@ def test_an_empty_database_is_named_with_its_fix(pg_url: str) -> None:
         ["inspect", "t1"],
         ["prune"],
         ["doctor"],
+        ["events", "t1"],
+        ["stats"],
+        ["db", "upgrade"],
     ],
 )
 def test_a_database_out_of_reach_is_one_line_and_exit_2(
