@@ -158,6 +158,8 @@ class Heartbeat:
     timing: Timing = field(default_factory=Timing)
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     reaped: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    ticked: threading.Event = field(default_factory=threading.Event)
+    """Set after each beat-and-reap of the thread (tests wait on it, then clear it)."""
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -199,6 +201,7 @@ class Heartbeat:
             try:
                 conn = conn if conn is not None and not conn.closed else _connect(self.url)
                 self.tick(conn)
+                self.ticked.set()
             except _errors() as exc:  # the database is away: try again on the next beat
                 logger.warning("server heartbeat failed: %s", exc)
                 conn = None

@@ -6,7 +6,7 @@ The ``runs`` and ``thread`` tables here hold only the columns the reaper reads a
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -85,10 +85,11 @@ def test_the_heartbeat_thread_beats_reaps_and_forgets(
     active = ["mine"]
     timing = Timing(heartbeat_s=0.05, ttl_s=1)
     with Heartbeat(pg_url, active=lambda: active, timing=timing) as heart:
-        reaped = threading.Event()
-        while not reaped.wait(0.05):  # wait on the row, not a fixed time
-            if _status(conn, "runs", "run_id", "orphan") == "error":
-                reaped.set()
+        deadline = time.monotonic() + 60  # a hung heartbeat fails the test instead
+        while _status(conn, "runs", "run_id", "orphan") != "error":  # wait on the row
+            assert time.monotonic() < deadline, "the heartbeat never reaped the orphan run"
+            heart.ticked.wait(5)
+            heart.ticked.clear()
         row = conn.execute(
             f"SELECT active FROM {TABLE} WHERE server_id = %s",
             (heart.server_id,),
