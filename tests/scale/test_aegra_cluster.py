@@ -18,7 +18,8 @@ call has exactly one tool-ledger entry (flag_card is idempotent: it has none), a
 learning store holds exactly one card per create_cards call and one flag. Every checkpoint
 and write the servers stored decodes with noema's allow-list and holds only allow-listed
 classes, and the output contracts are in noema's compact encoding: Aegra's checkpointer used
-noema's serializer, not LangGraph's default.
+noema's serializer, not LangGraph's default. ``noema_graph.inspect.threads(url)`` lists the
+sixteen threads Aegra wrote, all ``done``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import httpx
 import psycopg
 import pytest
 
+from noema_graph.inspect import threads as list_threads
 from noema_graph.noema import LearningStore, write_demo_data
 from noema_graph.noema.driver import fetch_one
 from noema_graph.persistence import serializer
@@ -195,6 +197,9 @@ def test_two_aegra_servers_share_runs_and_survive_a_kill(
     _assert_one_ledger_entry_per_call(database, threads)
     _assert_allow_listed_checkpoints(database, threads)
     assert learning_counts(learning_db) == (RUNS - 1, RUNS - 1, 1)
+    # noema's inspection reads the threads Aegra wrote (no run summaries there: decoded)
+    listed = {row.thread_id: row.status for row in list_threads(database)}
+    assert listed == dict.fromkeys(threads, "done")
 
 
 def _wait_until_ended(database: str, thread: str, deadline: float) -> tuple[str, str | None]:
