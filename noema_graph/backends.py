@@ -9,7 +9,8 @@ checkpointer and Store (the tool ledger lives in the Store, so it follows).
 - ``postgresql://user:password@host:port/dbname`` (or ``postgres://``): PostgreSQL through
   ``langgraph-checkpoint-postgres`` (``pip install 'noema-graph[postgres]'``), on a small
   psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
-  with the same allow-list as on SQLite (:func:`noema_graph.persistence.serializer`). The
+  with the same allow-list as on SQLite (:func:`noema_graph.persistence.serializer`), and
+  carry the run summary in their metadata (:mod:`noema_graph.pg_savers`). The
   tables are created or migrated when the backend opens, under an advisory lock, so several
   processes may open one database at once. Given an ``embedder`` and a server with pgvector,
   the Store gets a vector index: memories are embedded on write and ranked in the database.
@@ -18,8 +19,8 @@ checkpointer and Store (the tool ledger lives in the Store, so it follows).
 
 The Noema learning store follows the same URLs (:mod:`noema_graph.noema.location`), and
 :mod:`noema_graph.observability.pg_eventlog` holds the event log on PostgreSQL (each
-PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it). Not on PostgreSQL
-yet: the ``inspect``/``threads``/``prune`` commands.
+PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it), and
+:mod:`noema_graph.pg_inspect` reads the checkpoint tables for the inspection commands.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ async def _async_sqlite(url: str | Path) -> AsyncGenerator[Backend]:
         yield Backend("sqlite", saver, store)
 
 
-def _connection_options() -> dict[str, Any]:
+def connection_options() -> dict[str, Any]:
     """Return the psycopg connection settings langgraph-checkpoint-postgres expects."""
     from psycopg.rows import dict_row
 
@@ -224,7 +225,7 @@ def _missing_driver(exc: ImportError) -> ConfigurationError:
 def _pool_options(pool_size: int) -> dict[str, Any]:
     """Return the options of a psycopg pool (sync or async) of at most ``pool_size``."""
     return {
-        "kwargs": _connection_options(),
+        "kwargs": connection_options(),
         "min_size": 1,
         "max_size": max(2, pool_size),
         "open": False,
@@ -235,10 +236,11 @@ def _pool_options(pool_size: int) -> dict[str, Any]:
 @contextmanager
 def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generator[Backend]:
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver
         from langgraph.store.postgres import PostgresStore
         from psycopg import Connection, OperationalError
         from psycopg_pool import ConnectionPool
+
+        from noema_graph.pg_savers import NoemaPostgresSaver
     except ImportError as exc:
         raise _missing_driver(exc) from exc
     from noema_graph.persistence import serializer
@@ -249,7 +251,7 @@ def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generato
     except OperationalError as exc:
         raise _unavailable(url, exc) from exc
     with pool:
-        saver = PostgresSaver(pool, serde=serializer())
+        saver = NoemaPostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
         with pool.connection() as conn:
             index = _vector_index(embedder, conn.execute(PGVECTOR).fetchone() is not None)
@@ -288,10 +290,11 @@ async def _async_postgres(
     url: str, pool_size: int, embedder: Embeddings | None
 ) -> AsyncGenerator[Backend]:
     try:
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from langgraph.store.postgres.aio import AsyncPostgresStore
         from psycopg import AsyncConnection, OperationalError
         from psycopg_pool import AsyncConnectionPool
+
+        from noema_graph.pg_savers import NoemaAsyncPostgresSaver
     except ImportError as exc:
         raise _missing_driver(exc) from exc
     from noema_graph.persistence import serializer
@@ -304,7 +307,7 @@ async def _async_postgres(
     except OperationalError as exc:
         raise _unavailable(url, exc) from exc
     async with pool:
-        saver = AsyncPostgresSaver(pool, serde=serializer())
+        saver = NoemaAsyncPostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)
         async with pool.connection() as conn:
             found = await (await conn.execute(PGVECTOR)).fetchone()

@@ -27,7 +27,6 @@ from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
     EXIT_PAUSED,
-    EXIT_UNSUCCESSFUL,
     EXIT_USAGE,
     LEARNING_TABLES,
     DatabaseUrlOpt,
@@ -35,6 +34,7 @@ from noema_graph.cli_errors import (
     check_database,
     check_request,
     exit_code,
+    failure_code,
     resolve_database,
     resume_hint,
     say_error,
@@ -45,6 +45,8 @@ from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.observability import cli as observability_cli
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from noema_graph.cli_live import RunView
     from noema_graph.cli_runs import Recipe
     from noema_graph.config import Protocol
@@ -162,9 +164,12 @@ def _model(spec: str | None) -> Any:
 
 
 def _fail(exc: NoemaError) -> None:
-    """Print ``exc`` in one line; exit 2 for a bad value (it names its fix), else 1."""
+    """Print ``exc`` in one line; exit 2 for a bad value or a database out of reach, else 1.
+
+    A bad value's message names its fix; a database's names the URL, password masked.
+    """
     say_error(str(exc))
-    raise typer.Exit(EXIT_USAGE if isinstance(exc, FieldError) else EXIT_UNSUCCESSFUL)
+    raise typer.Exit(failure_code(exc))
 
 
 def _view(show: Show) -> RunView:
@@ -518,21 +523,48 @@ def prune(
         str | None,
         typer.Option(help="Also delete checkpoints older than this age: 7d, 12h, 30m, 3600."),
     ] = None,
-    db: DbOpt = DEFAULT_DB,
+    db: RunDbOpt = None,
+    database_url: DatabaseUrlOpt = None,
 ) -> None:
-    """Delete old checkpoints and threads (with their events and ledger) and VACUUM the file."""
-    from noema_graph.persistence import prune as prune_checkpoints
+    """Delete old checkpoints and threads (with their events and ledger) and VACUUM the file.
+
+    On PostgreSQL (--database-url, NOEMA_DATABASE_URL) whole threads go: those none of
+    whose checkpoints is within the limits. Older checkpoints of a thread that keeps newer
+    ones stay there (they hold the history its newer ones replay); they are counted.
+    """
     from noema_graph.retention import parse_age
 
-    check_database(db, must_exist=True)
+    where = resolve_database(db, database_url, must_exist=True)
     try:
         age = None if older_than is None else parse_age(older_than)
         keep = 1 if keep_last is None and age is None else keep_last
-        removed = prune_checkpoints(db, keep_last=keep, older_than=age)
+        if isinstance(where, str):
+            _prune_postgres(where, keep_last=keep, older_than=age)
+            return
+        from noema_graph.persistence import prune as prune_checkpoints
+
+        removed = prune_checkpoints(where, keep_last=keep, older_than=age)
     except NoemaError as exc:
         _fail(exc)
         return
-    console.print(f"removed {removed} checkpoints from {db}")
+    console.print(f"removed {removed} checkpoints from {where}")
+
+
+def _prune_postgres(url: str, *, keep_last: int | None, older_than: timedelta | None) -> None:
+    """Prune the PostgreSQL database at ``url``; print what went and what the limits left."""
+    from noema_graph.retention_pg import prune_postgres
+
+    pruned = prune_postgres(url, keep_last=keep_last, older_than=older_than)
+    console.print(
+        f"removed {pruned.removed_checkpoints} checkpoints "
+        f"({len(pruned.dropped_threads)} threads) from {_shown(url)}"
+    )
+    if pruned.kept_checkpoints:
+        console.print(
+            f"kept {pruned.kept_checkpoints} older checkpoints of {pruned.kept_threads} threads "
+            "that keep newer ones: on PostgreSQL only whole threads are pruned (use "
+            "--older-than)"
+        )
 
 
 mcp_app = typer.Typer(no_args_is_help=True, help="Model Context Protocol server.")

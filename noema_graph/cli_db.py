@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noema_graph.cli_errors import DatabaseUrlOpt, resolve_database, say_error
+from noema_graph.cli_errors import DatabaseUrlOpt, failure_code, resolve_database, say_error
 
 app = typer.Typer(help="Database set-up for a deployment.", no_args_is_help=True)
 
@@ -74,9 +74,9 @@ def upgrade(
     where = resolve_database(db, database_url)
     try:
         done = upgrade_database(where, data)
-    except NoemaError as exc:
+    except NoemaError as exc:  # unreachable (exit 2) or not writable (exit 1)
         say_error(str(exc))
-        raise typer.Exit(1) from None
+        raise typer.Exit(failure_code(exc)) from None
     if as_json:
         typer.echo(json.dumps(done, indent=2))
         return

@@ -224,3 +224,15 @@ def resolve_database(db: Path | None, url: str | None, *, must_exist: bool = Fal
     path = sqlite_path(chosen)
     check_database(path, must_exist=must_exist)
     return path
+
+
+def failure_code(exc: BaseException) -> int:
+    """Return the exit code of a library error the CLI printed in one line.
+
+    2 for a bad value (a ``FieldError``: its message names the fix) and for a database that
+    cannot be reached (its message names the URL, password masked); 1 for anything else.
+    """
+    from noema_graph.backends import DatabaseUnavailable
+    from noema_graph.errors import FieldError
+
+    return EXIT_USAGE if isinstance(exc, FieldError | DatabaseUnavailable) else EXIT_UNSUCCESSFUL

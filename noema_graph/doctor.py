@@ -66,9 +66,9 @@ class Finding:
 
 @dataclass
 class Report:
-    """What :func:`diagnose` found in one file."""
+    """What :func:`diagnose` found in one file (or a PostgreSQL database: its URL, masked)."""
 
-    path: Path
+    path: Path | str
     findings: list[Finding] = field(default_factory=list[Finding])
     counts: dict[str, int] = field(default_factory=dict[str, int])
     bad: list[BadRow] = field(default_factory=list[BadRow])

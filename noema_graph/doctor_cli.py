@@ -1,24 +1,41 @@
 """``noema-graph doctor DB [--repair]``: check a checkpoint file, recover a damaged one.
 
+Without DB, ``--database-url`` or ``NOEMA_DATABASE_URL`` names the database: a
+``sqlite:///FILE`` is checked as the file, a PostgreSQL database by
+:mod:`noema_graph.doctor_pg` (tables, schema versions, orphan rows, every row decoded; the
+report says what it cannot check, and ``--repair`` is refused there).
+
 Registered on the main app by :func:`register`; the checks (:mod:`noema_graph.doctor`) and
 the recovery (:mod:`noema_graph.recover`) load only when the command runs. Exit status: 0 the
 file is healthy, 1 it is damaged or not a checkpoint file (also after ``--repair`` wrote the
-recovered copy), 2 a usage error (no such file, ``--out`` exists).
+recovered copy), 2 a usage error (no such file, ``--out`` exists, a database out of reach).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from noema_graph.cli_errors import DatabaseUrlOpt
+
+if TYPE_CHECKING:
+    from noema_graph.doctor import Report
 
 __all__ = ["doctor", "register"]
 
 HEALTHY, DAMAGED, USAGE = 0, 1, 2
 
-DbArg = Annotated[Path, typer.Argument(help="The SQLite file holding the checkpoints.")]
+DbArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="The SQLite file holding the checkpoints (default: --database-url, else "
+        "NOEMA_DATABASE_URL)."
+    ),
+]
 RepairOpt = Annotated[
     bool,
     typer.Option(
@@ -42,24 +59,32 @@ def _usage(message: str) -> typer.Exit:
 
 
 def doctor(
-    db: DbArg,
+    db: DbArg = None,
+    database_url: DatabaseUrlOpt = None,
     repair: RepairOpt = False,
     out: OutOpt = None,
     quick: QuickOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check a checkpoint file (SQLite integrity, rows, thread heads); --repair recovers it."""
+    """Check a checkpoint file (SQLite integrity, rows, thread heads); --repair recovers it.
+
+    On PostgreSQL (--database-url): the tables, their schema versions, orphan rows and every
+    row decoded; what cannot be checked there is listed.
+    """
     from noema_graph.damage import DamagedFileError
-    from noema_graph.doctor import diagnose
     from noema_graph.errors import ConfigurationError
     from noema_graph.recover import repair as recover
 
     if out is not None and not repair:
         raise _usage("--out only applies with --repair")
-    try:
-        report = diagnose(db, quick=quick)
-    except ConfigurationError as exc:
-        raise _usage(str(exc)) from exc
+    where = _where(db, database_url)
+    if isinstance(where, str) and repair:
+        raise _usage(
+            "--repair works on SQLite files only (fix: on PostgreSQL, restore a backup with "
+            "pg_restore; doctor without --repair says what is wrong)"
+        )
+    report = _diagnose(where, quick=quick)
+    db = where if isinstance(where, Path) else None
     result: dict[str, Any] = {"report": report.to_dict()}
     lines = report.lines()
     if repair and report.healthy:
@@ -67,6 +92,7 @@ def doctor(
     elif repair and not (report.is_sqlite and report.is_checkpoint_file):
         lines.append("nothing to repair: this is not a checkpoint file (the original is untouched)")
     elif repair:
+        assert db is not None  # --repair was refused for a database URL above
         try:
             recovery = recover(db, out)
         except ConfigurationError as exc:
@@ -79,6 +105,42 @@ def doctor(
             result["recovery"] = recovery.to_dict()
     typer.echo(json.dumps(result, indent=2) if as_json else "\n".join(lines))
     raise typer.Exit(HEALTHY if report.healthy else DAMAGED)
+
+
+def _where(db: Path | None, url: str | None) -> Path | str:
+    """Return the file DB names, else the database of --database-url / NOEMA_DATABASE_URL."""
+    from noema_graph.backends import DATABASE_URL_ENV, backend_kind, sqlite_path
+    from noema_graph.errors import FieldError
+
+    if db is not None and url is not None:
+        raise _usage("DB and --database-url exclude each other (fix: pass only one)")
+    chosen = db or url or os.environ.get(DATABASE_URL_ENV)
+    if chosen is None:
+        raise _usage(
+            "no database to check (fix: pass the SQLite file, or --database-url "
+            f"postgresql://..., or set {DATABASE_URL_ENV})"
+        )
+    try:
+        kind = backend_kind(chosen)
+    except FieldError as exc:
+        raise _usage(str(exc)) from exc
+    return str(chosen) if kind == "postgres" else sqlite_path(chosen)
+
+
+def _diagnose(where: Path | str, *, quick: bool) -> Report:
+    """Run the checks of ``where``'s backend; a bad value or a server out of reach exits 2."""
+    from noema_graph.backends import DatabaseUnavailable
+    from noema_graph.doctor import diagnose
+    from noema_graph.errors import ConfigurationError
+
+    try:
+        if isinstance(where, Path):
+            return diagnose(where, quick=quick)
+        from noema_graph.doctor_pg import diagnose_postgres
+
+        return diagnose_postgres(where)
+    except (ConfigurationError, DatabaseUnavailable) as exc:
+        raise _usage(str(exc)) from exc
 
 
 def register(app: typer.Typer) -> None:

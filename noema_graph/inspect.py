@@ -1,12 +1,16 @@
 """Read threads and checkpoints quickly: list runs, a run's timeline, one decoded state.
 
-``threads(db)`` lists every thread in a checkpoint file, ``history(saver, thread_id)`` lists one
-thread's checkpoints and ``checkpoint(saver, thread_id, checkpoint_id)`` decodes the full state
-at one of them. On a :class:`~langgraph.checkpoint.sqlite.SqliteSaver` (or a file path) the
-listings read the ``checkpoints`` table with SQL and decode only each checkpoint's small blob
-(scalar channels: iteration, usage, plan, outcome); the message and trace deltas are never
-replayed. Any other saver is read through its ``list()`` API. ``athreads``, ``ahistory`` and
-``acheckpoint`` do the same on an ``AsyncSqliteSaver`` (SQL through aiosqlite) or ``alist()``.
+``threads(db)`` lists every thread in a checkpoint store, ``history(db, thread_id)`` lists one
+thread's checkpoints and ``checkpoint(db, thread_id, checkpoint_id)`` decodes the full state
+at one of them. ``db`` is a SQLite file path, a database URL (``sqlite:///FILE`` or
+``postgresql://...``) or an open saver. On a SQLite file, a
+:class:`~langgraph.checkpoint.sqlite.SqliteSaver` or a PostgreSQL URL the listings read the
+``checkpoints`` table with SQL and use the run summary each checkpoint's metadata holds
+(decoding only the small blob of a checkpoint without one); the message and trace deltas are
+never replayed. Any other saver is read through its ``list()`` API. ``athreads``,
+``ahistory`` and ``acheckpoint`` do the same on an ``AsyncSqliteSaver`` (SQL through
+aiosqlite) or ``alist()``. On every backend a failed run is listed with its error code and
+message (the output contract is read from the thread's writes when no summary holds it).
 
 ``fork`` and ``replay_from`` wrap LangGraph's time travel: a fork is a new checkpoint on the
 same thread whose parent is the chosen one (the original history is untouched); a replay
@@ -15,6 +19,7 @@ resumes from a checkpoint, so tool calls completed before it are not run again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +34,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from noema_graph import liveness
+from noema_graph import liveness, pg_inspect
+from noema_graph.backends import backend_kind, sqlite_path
 from noema_graph.damage import decoding_row, file_of
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
@@ -113,29 +119,36 @@ def threads(source: Source) -> list[ThreadRow]:
     """List every thread in a checkpoint store, newest first.
 
     Args:
-        source: A SQLite file path, an open ``SqliteSaver`` (fast path: SQL over the latest
-            checkpoint per thread) or any other ``BaseCheckpointSaver`` (read via ``list()``).
+        source: A SQLite file path, a database URL (``sqlite:///...``, ``postgresql://...``;
+            fast path: SQL over the latest checkpoint per thread), an open ``SqliteSaver``
+            (the same) or any other ``BaseCheckpointSaver`` (read via ``list()``).
 
     Returns:
         One row per thread, sorted by last update, newest first.
     """
     if isinstance(source, str | Path):
-        _require_file(source)
-        with sqlite_checkpointer(source) as saver:
+        if backend_kind(source) == "postgres":
+            with pg_inspect.open_reader(str(source)) as reader:
+                return _newest_first(_pg_threads(reader))
+        with sqlite_checkpointer(_existing(source)) as saver:
             return threads(saver)
-    rows = (
-        _sql_threads(source)
-        if isinstance(source, SqliteSaver)
-        else _list_threads(source.list(None))
-    )
-    return sorted(rows, key=lambda row: row.updated, reverse=True)
+    if isinstance(source, SqliteSaver):
+        return _newest_first(_sql_threads(source))
+    newest, first = _newest(source.list(None))
+    outputs = {
+        thread_id: _written_output(source, item)
+        for thread_id, item in newest.items()
+        if _wants_output(item)
+    }
+    return _newest_first(_list_threads(newest, first, outputs))
 
 
 def history(source: Source, thread_id: str) -> list[CheckpointRow]:
     """List one thread's checkpoints, oldest first, without replaying messages or trace.
 
     Args:
-        source: A SQLite file path, a ``SqliteSaver`` or any ``BaseCheckpointSaver``.
+        source: A SQLite file path, a database URL, a ``SqliteSaver`` or any
+            ``BaseCheckpointSaver``.
         thread_id: The thread to read.
 
     Returns:
@@ -143,8 +156,10 @@ def history(source: Source, thread_id: str) -> list[CheckpointRow]:
         list when the thread does not exist.
     """
     if isinstance(source, str | Path):
-        _require_file(source)
-        with sqlite_checkpointer(source) as saver:
+        if backend_kind(source) == "postgres":
+            with pg_inspect.open_reader(str(source)) as reader:
+                return _pg_history(reader, thread_id)
+        with sqlite_checkpointer(_existing(source)) as saver:
             return history(saver, thread_id)
     if isinstance(source, SqliteSaver):
         return _sql_history(source, thread_id)
@@ -164,8 +179,10 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
         KeyError: No such thread or checkpoint.
     """
     if isinstance(source, str | Path):
-        _require_file(source)
-        with sqlite_checkpointer(source) as saver:
+        if backend_kind(source) == "postgres":
+            with pg_inspect.open_reader(str(source)) as reader:
+                return checkpoint(reader.saver, thread_id, checkpoint_id)
+        with sqlite_checkpointer(_existing(source)) as saver:
             return checkpoint(saver, thread_id, checkpoint_id)
     found = source.get_tuple(_config(thread_id, checkpoint_id))
     if found is None:
@@ -174,17 +191,31 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
     return _state(found, history)
 
 
-async def athreads(saver: BaseCheckpointSaver[Any]) -> list[ThreadRow]:
-    """Async :func:`threads`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+async def athreads(saver: Source) -> list[ThreadRow]:
+    """Async :func:`threads`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver.
+
+    A path or URL is read by :func:`threads` in a worker thread.
+    """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(threads, saver)
     if isinstance(saver, AsyncSqliteSaver):
-        rows = await _asql_threads(saver)
-    else:
-        rows = _list_threads([item async for item in saver.alist(None)])
-    return sorted(rows, key=lambda row: row.updated, reverse=True)
+        return _newest_first(await _asql_threads(saver))
+    newest, first = _newest([item async for item in saver.alist(None)])
+    outputs = {
+        thread_id: await _awritten_output(saver, item)
+        for thread_id, item in newest.items()
+        if _wants_output(item)
+    }
+    return _newest_first(_list_threads(newest, first, outputs))
 
 
-async def ahistory(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[CheckpointRow]:
-    """Async :func:`history`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver."""
+async def ahistory(saver: Source, thread_id: str) -> list[CheckpointRow]:
+    """Async :func:`history`: SQL on an ``AsyncSqliteSaver``, ``alist()`` on any other saver.
+
+    A path or URL is read by :func:`history` in a worker thread.
+    """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(history, saver, thread_id)
     if isinstance(saver, AsyncSqliteSaver):
         return await _asql_history(saver, thread_id)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -193,13 +224,15 @@ async def ahistory(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[Chec
 
 
 async def acheckpoint(
-    saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: str | None = None
+    saver: Source, thread_id: str, checkpoint_id: str | None = None
 ) -> dict[str, Any]:
-    """Async :func:`checkpoint`.
+    """Async :func:`checkpoint` (a path or URL is read by it in a worker thread).
 
     Raises:
         KeyError: No such thread or checkpoint.
     """
+    if isinstance(saver, str | Path):
+        return await asyncio.to_thread(checkpoint, saver, thread_id, checkpoint_id)
     found = await saver.aget_tuple(_config(thread_id, checkpoint_id))
     if found is None:
         raise KeyError(_missing(thread_id, checkpoint_id))
@@ -354,7 +387,8 @@ def _metadata(raw: bytes | str | None) -> dict[str, Any]:
 # --- any saver: BaseCheckpointSaver.list ---------------------------------------------------
 
 
-def _list_threads(items: Iterable[CheckpointTuple]) -> list[ThreadRow]:
+def _newest(items: Iterable[CheckpointTuple]) -> tuple[dict[str, CheckpointTuple], dict[str, str]]:
+    """Return each thread's newest root checkpoint and the id of its first one."""
     newest: dict[str, CheckpointTuple] = {}
     first: dict[str, str] = {}
     for item in items:
@@ -367,10 +401,16 @@ def _list_threads(items: Iterable[CheckpointTuple]) -> list[ThreadRow]:
             newest[thread_id] = item
         if thread_id not in first or checkpoint_id < first[thread_id]:
             first[thread_id] = checkpoint_id
+    return newest, first
+
+
+def _list_threads(
+    newest: Mapping[str, CheckpointTuple], first: Mapping[str, str], outputs: Mapping[str, Any]
+) -> list[ThreadRow]:
     return [
         _thread_row(
             thread_id,
-            dict(item.checkpoint.get("channel_values", {})),
+            _with_output(item, outputs.get(thread_id)),
             dict(item.metadata or {}),
             created=_uuid_time(first[thread_id]),
             updated=_uuid_time(item.checkpoint["id"]),
@@ -378,6 +418,90 @@ def _list_threads(items: Iterable[CheckpointTuple]) -> list[ThreadRow]:
         )
         for thread_id, item in newest.items()
     ]
+
+
+def _wants_output(item: CheckpointTuple) -> bool:
+    """Whether listing ``item`` needs the output contract its checkpoint does not hold.
+
+    ``output`` is a delta channel: after ``finalize`` the checkpoint holds only finalize's
+    outcome (the error code), the contract (code and message) is a write. Checkpoints whose
+    metadata carries the run summary need nothing more.
+    """
+    values = item.checkpoint.get("channel_values", {})
+    return (
+        not isinstance((item.metadata or {}).get(SUMMARY_KEY), Mapping)
+        and "output" not in values
+        and getattr(values.get("outcome"), "node", None) == "finalize"
+    )
+
+
+def _written_output(saver: BaseCheckpointSaver[Any], item: CheckpointTuple) -> Any:
+    """Return the output contract of ``item``'s thread as of ``item`` (from its writes)."""
+    found = saver.get_delta_channel_history(config=item.config, channels=["output"])
+    return replayed("output", found["output"]) if "output" in found else None
+
+
+async def _awritten_output(saver: BaseCheckpointSaver[Any], item: CheckpointTuple) -> Any:
+    """Async :func:`_written_output`."""
+    found = await saver.aget_delta_channel_history(config=item.config, channels=["output"])
+    return replayed("output", found["output"]) if "output" in found else None
+
+
+def _with_output(item: CheckpointTuple, output: Any) -> dict[str, Any]:
+    values = dict(item.checkpoint.get("channel_values", {}))
+    if output:
+        values["output"] = output
+    return values
+
+
+# --- PostgreSQL: SQL over the checkpoints table's metadata ---------------------------------
+
+
+def _pg_values(reader: pg_inspect.PostgresReader, thread_id: str, checkpoint_id: str) -> Any:
+    """Decode one checkpoint's values (with its output contract) when no summary holds them."""
+    item = reader.saver.get_tuple(_config(thread_id, checkpoint_id))
+    if item is None:  # deleted since the listing's query
+        return {}
+    output = _written_output(reader.saver, item) if _wants_output(item) else None
+    return {**item.checkpoint, "channel_values": _with_output(item, output)}
+
+
+def _pg_threads(reader: pg_inspect.PostgresReader) -> list[ThreadRow]:
+    rows: list[ThreadRow] = []
+    for head in reader.heads(INTERRUPT):
+        summarised = isinstance(head.metadata.get(SUMMARY_KEY), Mapping)
+        decoded = {} if summarised else _pg_values(reader, head.thread_id, head.checkpoint_id)
+        rows.append(
+            _thread_row(
+                head.thread_id,
+                cast(dict[str, Any], decoded.get("channel_values", {})),
+                head.metadata,
+                created=_uuid_time(head.first_id),
+                updated=_uuid_time(head.checkpoint_id),
+                paused=head.paused,
+            )
+        )
+    return rows
+
+
+def _pg_history(reader: pg_inspect.PostgresReader, thread_id: str) -> list[CheckpointRow]:
+    paused = reader.paused(thread_id, INTERRUPT)
+    rows: list[CheckpointRow] = []
+    for saved in reader.history(thread_id):
+        summarised = isinstance(saved.metadata.get(SUMMARY_KEY), Mapping)
+        decoded = (
+            {"ts": saved.ts} if summarised else _pg_values(reader, thread_id, saved.checkpoint_id)
+        )
+        rows.append(
+            _checkpoint_row(
+                saved.checkpoint_id,
+                saved.parent_id,
+                decoded,
+                saved.metadata,
+                has_interrupt=saved.checkpoint_id in paused,
+            )
+        )
+    return rows
 
 
 def _row_from_tuple(item: CheckpointTuple) -> CheckpointRow:
@@ -582,8 +706,15 @@ def _at(config: RunnableConfig, checkpoint_id: str) -> RunnableConfig:
     return {**config, "configurable": {**config.get("configurable", {}), **configurable}}
 
 
-def _require_file(path: str | Path) -> None:
-    if not Path(path).exists():
+def _newest_first(rows: list[ThreadRow]) -> list[ThreadRow]:
+    return sorted(rows, key=lambda row: row.updated, reverse=True)
+
+
+def _existing(source: str | Path) -> Path:
+    """Return the SQLite file of a path or ``sqlite:///`` URL; raise when it is missing."""
+    path = sqlite_path(source)
+    if not path.exists():
         raise ConfigurationError(
             "checkpoint db", f"{path} does not exist", fix="pass --db with an existing file"
         )
+    return path

@@ -1,7 +1,10 @@
-"""``noema-graph threads``, ``history THREAD`` and ``inspect THREAD``: read a checkpoint file.
+"""``noema-graph threads``, ``history THREAD`` and ``inspect THREAD``: read a run database.
 
-The commands are registered on the main app by :mod:`noema_graph.cli`; the inspection module
-(and LangGraph's savers) load only when one of them runs.
+The database is ``--db FILE`` (SQLite), else ``--database-url`` (``sqlite:///FILE`` or
+``postgresql://...``), else ``NOEMA_DATABASE_URL``, else ``noema.sqlite``: the same rule as
+``run`` and ``resume``, with the same columns and statuses on every backend. The commands are
+registered on the main app by :mod:`noema_graph.cli`; the inspection module (and LangGraph's
+savers) load only when one of them runs.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from noema_graph.cli_errors import DatabaseUrlOpt
 from noema_graph.errors import NoemaError
 
 __all__ = ["history", "inspect", "threads"]
 
-DEFAULT_DB = Path("noema.sqlite")
-DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file holding the checkpoints.")]
+DbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", help="SQLite file holding the checkpoints (default noema.sqlite)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ThreadArg = Annotated[str, typer.Argument(help="Thread id (see `noema-graph threads`).")]
 
@@ -34,35 +40,56 @@ def _exit(message: str, fix: str) -> None:
     usage_error(message, fix)
 
 
-def _no_thread(thread: str, db: Path) -> None:
-    _exit(f"no thread {thread!r} in {db}", f"list them with noema-graph threads --db {db}")
+def shown(where: Path | str) -> str:
+    """Return a database for a message: the file, or the URL with its password masked."""
+    from noema_graph.backends import redacted
+
+    return str(where) if isinstance(where, Path) else redacted(where)
 
 
-def _db_or_exit(db: Path) -> None:
-    from noema_graph.cli_errors import check_database
+def flag(where: Path | str) -> str:
+    """Return the option that names ``where`` again (``--db FILE``, ``--database-url URL``)."""
+    return f"--db {where}" if isinstance(where, Path) else f"--database-url {shown(where)}"
 
-    check_database(db, must_exist=True)
+
+def _no_thread(thread: str, where: Path | str) -> None:
+    _exit(
+        f"no thread {thread!r} in {shown(where)}",
+        f"list them with noema-graph threads {flag(where)}",
+    )
+
+
+def database(db: Path | None, url: str | None) -> Path | str:
+    """Return the checked database of an inspection command (exit 2 on a bad one)."""
+    from noema_graph.cli_errors import resolve_database
+
+    return resolve_database(db, url, must_exist=True)
 
 
 @contextmanager
-def _one_line_errors() -> Generator[None]:
-    """Print a library error (a damaged file names its fix) as one line; exit 1."""
+def one_line_errors() -> Generator[None]:
+    """Print a library error as one line: exit 2 for a bad value or a database out of reach.
+
+    A damaged file (it names its fix) and any other library error exit 1.
+    """
+    from noema_graph.cli_errors import failure_code, say_error
+
     try:
         yield
     except NoemaError as exc:
-        from noema_graph.cli_errors import EXIT_UNSUCCESSFUL, say_error
-
         say_error(str(exc))
-        raise typer.Exit(EXIT_UNSUCCESSFUL) from exc
+        raise typer.Exit(failure_code(exc)) from exc
 
 
-def threads(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
-    """List the threads in a checkpoint file: status, iterations, tokens, cost, last error."""
+def threads(
+    db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False
+) -> None:
+    """List the threads of a run database: status, iterations, tokens, cost, last error."""
     from noema_graph.inspect import threads as list_threads
 
-    _db_or_exit(db)
-    with _one_line_errors():
-        rows = list_threads(db)
+    where = database(db, database_url)
+    with one_line_errors():
+        rows = list_threads(where)
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -73,18 +100,23 @@ def threads(db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
             r.thread_id, r.agent or "-", r.status, r.updated[:19], str(r.iterations),
             str(r.tokens), cost, r.last_error or "-",
         )  # fmt: skip
-    console.print(table if rows else f"no threads in {db}")
+    console.print(table if rows else f"no threads in {shown(where)}")
 
 
-def history(thread: ThreadArg, db: DbOpt = DEFAULT_DB, as_json: JsonOpt = False) -> None:
+def history(
+    thread: ThreadArg,
+    db: DbOpt = None,
+    database_url: DatabaseUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """List a thread's checkpoints: step, node, iteration, plan step, tokens, interrupts."""
     from noema_graph.inspect import history as thread_history
 
-    _db_or_exit(db)
-    with _one_line_errors():
-        rows = thread_history(db, thread)
+    where = database(db, database_url)
+    with one_line_errors():
+        rows = thread_history(where, thread)
     if not rows:
-        _no_thread(thread, db)
+        _no_thread(thread, where)
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -103,21 +135,22 @@ def inspect(
     checkpoint: Annotated[
         str | None, typer.Option("--checkpoint", "-c", help="Checkpoint id (default: latest).")
     ] = None,
-    db: DbOpt = DEFAULT_DB,
+    db: DbOpt = None,
+    database_url: DatabaseUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show one checkpoint: plan, trace, output and pending interrupts."""
     from noema_graph.inspect import checkpoint as read_checkpoint
 
-    _db_or_exit(db)
+    where = database(db, database_url)
     try:
-        with _one_line_errors():
-            state = read_checkpoint(db, thread, checkpoint)
+        with one_line_errors():
+            state = read_checkpoint(where, thread, checkpoint)
     except KeyError:
         if checkpoint:
-            fix = f"list its checkpoints with noema-graph history {thread} --db {db}"
-            _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {db}", fix)
-        _no_thread(thread, db)
+            fix = f"list its checkpoints with noema-graph history {thread} {flag(where)}"
+            _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {shown(where)}", fix)
+        _no_thread(thread, where)
         return
     if as_json:
         typer.echo(json.dumps(_plain(state), indent=2, default=str))

@@ -35,15 +35,15 @@ def _events_or_exit(
     where: Path | str, *, thread: str | None = None, trace: str | None = None
 ) -> list[LoggedEvent]:
     """Return the events at ``where`` (a checked SQLite file, or a PostgreSQL URL)."""
-    from noema_graph.cli_errors import say_error
+    from noema_graph.cli_errors import failure_code, say_error
     from noema_graph.errors import NoemaError
     from noema_graph.observability.pg_eventlog import read_events_at
 
     try:
         return read_events_at(where, thread_id=thread, trace_id=trace)
-    except NoemaError as exc:  # PostgreSQL unreachable: one line naming the fix
+    except NoemaError as exc:  # PostgreSQL unreachable: one line naming it, exit 2
         say_error(str(exc))
-        raise typer.Exit(1) from None
+        raise typer.Exit(failure_code(exc)) from None
 
 
 def _known_thread(where: Path | str, thread: str) -> bool:

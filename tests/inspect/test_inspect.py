@@ -254,16 +254,22 @@ def test_a_run_stopped_by_a_limit_is_failed_with_its_error(tmp_path: Path, scrip
     assert row.last_error and row.last_error.startswith("max_iterations:")
 
 
-def test_without_summaries_the_final_status_comes_from_finalizes_outcome(scripted: Any) -> None:
+def test_without_summaries_a_failed_run_shows_its_code_and_message(scripted: Any) -> None:
     # a checkpoint does not hold the output contract (a delta channel, stored as finalize's
-    # write): savers that write no summary are listed from finalize's outcome
+    # write): savers that write no summary are listed from finalize's write, message included
     memory = InMemorySaver()
     model = scripted(plan_reply("add"), tools_reply(call("add", {"a": 1, "b": 2}, "c1")))
     graph = build_agent_graph(cfg(max_iterations=1), model=model, tools=TOOLS, checkpointer=memory)
-    graph.invoke({"messages": [("user", "add")]}, {"configurable": {"thread_id": "t1"}})
-    (row,) = threads(memory)
-    assert (row.status, row.last_error) == ("failed", "max_iterations")
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"messages": [("user", "add")]}, config)
     assert "output" not in next(memory.list(None)).checkpoint["channel_values"]
+    error = graph.get_state(config).values["output"]["error"]
+    assert error["code"] == "max_iterations" and error["message"]
+    expected = ("failed", f"{error['code']}: {error['message']}")
+    (row,) = threads(memory)
+    assert (row.status, row.last_error) == expected
+    (row,) = asyncio.run(athreads(memory))
+    assert (row.status, row.last_error) == expected
 
 
 def test_checkpoint_on_any_saver_matches_get_state(scripted: Any) -> None:

@@ -48,9 +48,9 @@ def test_upgrade_on_sqlite_keeps_the_learning_store_in_its_own_file(tmp_path: Pa
     assert {"cards", "users"} <= learning and "cards" not in runs
 
 
-def test_an_unreachable_server_is_one_line_and_exit_1() -> None:
+def test_an_unreachable_server_is_one_line_and_exit_2() -> None:
     result = CliRunner().invoke(
         cli.app, ["db", "upgrade", "--database-url", "postgresql://u:secret@127.0.0.1:1/x"]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "cannot connect" in result.output and "secret" not in result.output

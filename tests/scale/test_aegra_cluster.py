@@ -10,15 +10,23 @@ Sixteen runs are created round-robin through both servers' HTTP API, all at once
 ``flag_card`` call waits for approval (``NOEMA_CONFIRM_TOOLS``), and one ``content_generation``
 run whose model holds its answer after the tool ran. Server A is then killed with SIGKILL in
 the middle of that run; both the paused run and the killed one are resumed through server B
-and complete. Then the rows are counted: every thread's checkpoints form one unbroken chain
-(no step lost, none written twice), each non-idempotent call has exactly one tool-ledger
-entry (flag_card is idempotent: it has none), and the learning store holds exactly one card
-per create_cards call and one flag.
+and complete. The killed run's own row does not stay ``running``: server B's heartbeat
+(``deploy/aegra_app.py``, :mod:`noema_graph.server_runs`) marks it ``error`` within 30 s of
+the kill, with a message that says how to resume. Then the rows are counted: every thread's
+checkpoints form one unbroken chain (no step lost, none written twice), each non-idempotent
+call has exactly one tool-ledger entry (flag_card is idempotent: it has none), and the
+learning store holds exactly one card per create_cards call and one flag. Every checkpoint
+and write the servers stored decodes with noema's allow-list and holds only allow-listed
+classes, and the output contracts are in noema's compact encoding: Aegra's checkpointer used
+noema's serializer, not LangGraph's default. ``noema_graph.inspect.threads(url)`` lists the
+sixteen threads Aegra wrote, all ``done``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -29,8 +37,10 @@ import httpx
 import psycopg
 import pytest
 
+from noema_graph.inspect import threads as list_threads
 from noema_graph.noema import LearningStore, write_demo_data
 from noema_graph.noema.driver import fetch_one
+from noema_graph.persistence import serializer
 from tests.aegra import AegraServer, aegra_cluster
 from tests.directed_openai import DirectedOpenAIServer
 from tests.pg import PostgresServer
@@ -38,6 +48,8 @@ from tests.pg import PostgresServer
 RUNS = 16
 CONFIRM, HELD = 0, 2  # run numbers; even numbers go to server A
 WAIT_S = 120.0
+ENDED_WITHIN_S = 30.0
+"""How soon after the SIGKILL the killed server's run must have left ``running``."""
 FLAG_REASON = "scale test: ambiguous front"
 
 
@@ -155,6 +167,7 @@ def test_two_aegra_servers_share_runs_and_survive_a_kill(
         assert model.held.wait(WAIT_S), "the held run never reached its model call"
         assert not futures[HELD].done()
         a.kill()
+        killed_at = time.monotonic()
         model.release()
         with pytest.raises(httpx.TransportError):
             futures[HELD].result(timeout=WAIT_S)
@@ -175,18 +188,118 @@ def test_two_aegra_servers_share_runs_and_survive_a_kill(
         assert resumed["output"]["success"] is True, resumed["output"]
         for thread in threads:
             assert _ok(httpx.get(f"{b.url}/threads/{thread}/state"))["next"] == []
+        killed_run = _wait_until_ended(database, threads[HELD], killed_at + ENDED_WITHIN_S)
+        assert killed_run[0] == "error", killed_run
+        assert "resume it on any server" in str(killed_run[1]), killed_run
 
     _assert_runs(database, threads)
     _assert_checkpoint_chains(database, threads)
     _assert_one_ledger_entry_per_call(database, threads)
+    _assert_allow_listed_checkpoints(database, threads)
     assert learning_counts(learning_db) == (RUNS - 1, RUNS - 1, 1)
+    # noema's inspection reads the threads Aegra wrote (no run summaries there: decoded)
+    listed = {row.thread_id: row.status for row in list_threads(database)}
+    assert listed == dict.fromkeys(threads, "done")
+
+
+def _wait_until_ended(database: str, thread: str, deadline: float) -> tuple[str, str | None]:
+    """Return (status, error) of ``thread``'s first run once it is not ``running``.
+
+    Polls the runs table until ``deadline`` (a ``time.monotonic()`` value); the killed
+    server's run must end by then.
+    """
+    sql = "SELECT status, error_message FROM runs WHERE thread_id = %s ORDER BY created_at"
+    while True:
+        with psycopg.connect(database) as conn:
+            status, error = conn.execute(sql, (thread,)).fetchall()[0]
+        if status != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert status != "running", f"the killed server's run is still running {ENDED_WITHIN_S}s on"
+    return status, error
+
+
+def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
+    """Every blob the servers stored decodes with noema's allow-list, nothing blocked.
+
+    Each value's classes are on the allow-list (or builtins), and the output contracts
+    (``finalize``'s writes; other nodes write ``{}``) are stored in noema's compact encoding
+    (``expand_output``), which only noema's serializer writes: the servers' checkpointer
+    used it.
+    """
+    serde = serializer()
+    with psycopg.connect(database) as conn:
+        blobs = conn.execute(
+            "SELECT type, blob FROM checkpoint_blobs WHERE thread_id = ANY(%s)"
+            " UNION ALL SELECT type, blob FROM checkpoint_writes WHERE thread_id = ANY(%s)",
+            (threads, threads),
+        ).fetchall()
+        outputs = conn.execute(
+            "SELECT blob FROM checkpoint_writes WHERE channel = 'output' AND thread_id = ANY(%s)",
+            (threads,),
+        ).fetchall()
+    blocked = _Blocked()
+    logging.getLogger("langgraph").addHandler(blocked)
+    try:
+        foreign = {
+            name
+            for kind, blob in blobs
+            if kind not in ("empty", None)
+            for name in _classes(serde.loads_typed((kind, bytes(blob))))
+            if not name.startswith(ALLOWED_PREFIXES)
+        }
+    finally:
+        logging.getLogger("langgraph").removeHandler(blocked)
+    assert blobs and not blocked.messages, blocked.messages
+    assert not foreign, foreign
+    contracts = [bytes(blob) for (blob,) in outputs if len(bytes(blob)) > 1]  # not {} writes
+    assert contracts and all(b"expand_output" in blob for blob in contracts)
+
+
+ALLOWED_PREFIXES = (
+    "builtins.",
+    "datetime.",
+    "uuid.",
+    "noema_graph.",
+    "langchain_core.messages.",
+    "langgraph.types.",  # Interrupt, Send, Overwrite: LangGraph's own, always revived
+    "langgraph.checkpoint.serde.types.",  # _DeltaSnapshot (on noema's allow-list)
+)
+"""Modules whose classes the decoded checkpoints may hold (what the allow-list revives)."""
+
+
+class _Blocked(logging.Handler):
+    """Collects LangGraph's warnings about types its decoder refused or could not revive."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _classes(value: Any) -> Iterator[str]:
+    """Yield ``module.Class`` of ``value`` and of everything inside it."""
+    kind = type(value)
+    yield f"{kind.__module__}.{kind.__qualname__}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _classes(key)
+            yield from _classes(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _classes(item)
+    elif hasattr(value, "model_dump"):  # a pydantic model: its fields
+        for name in type(value).model_fields:
+            yield from _classes(getattr(value, name))
 
 
 def _assert_runs(database: str, threads: list[str]) -> None:
     """Aegra's runs: one per thread, plus the resume of the paused and of the killed run.
 
-    The killed run's row stays ``running``: without Redis, Aegra does not reap the runs of a
-    dead server (deploy/README.md); its thread went on in the resume run.
+    The killed run's row is ``error``: server B marked it once server A's heartbeat stopped
+    (deploy/README.md); its thread went on in the resume run.
     """
     with psycopg.connect(database) as conn:
         rows = conn.execute(
@@ -195,7 +308,7 @@ def _assert_runs(database: str, threads: list[str]) -> None:
     statuses = dict(rows)
     assert sorted(statuses) == sorted(threads)
     assert statuses.pop(threads[CONFIRM]) == ["interrupted", "success"]
-    assert statuses.pop(threads[HELD]) == ["running", "success"]
+    assert statuses.pop(threads[HELD]) == ["error", "success"]
     assert set(map(tuple, statuses.values())) == {("success",)}
 
 
