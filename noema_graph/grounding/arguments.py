@@ -176,11 +176,12 @@ def _annotations(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def unseen_reference(
-    tool: str, schema: Mapping[str, Any], args: Mapping[str, Any], seen: Seen
+    tool: str, schema: Mapping[str, Any], args: Mapping[str, Any], seen: Seen, request: str = ""
 ) -> str | None:
     """Return the error observation for a reference argument the run has not seen, else None.
 
-    Only kinds with seen values are checked: with none seen, the tool itself decides.
+    Only kinds with seen values are checked: with none seen, the tool itself decides. A name
+    the request mentions counts as seen.
     """
     for name, kind in references(schema).items():
         if name not in args or args[name] is None:
@@ -191,6 +192,8 @@ def unseen_reference(
             if isinstance(value, str)
             else list(seen.ids.get(kind, {}))
         )
+        if isinstance(value, str) and mentioned(request, [value]):
+            continue
         if known and value not in known:
             shown = ", ".join(map(repr, known[:20])) + (", ..." if len(known) > 20 else "")
             return (

@@ -14,6 +14,7 @@ from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
+from noema_graph.grounding.recovery import call_signature, last_failure
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
@@ -148,6 +149,17 @@ def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bo
     return model.model_dump(mode="json"), True
 
 
+def stopped_result(state: AgentState, reason: StopReason) -> str:
+    """Return the partial result of a stopped run; a loop's names the call that kept failing."""
+    partial = partial_result(state.get("plan"))
+    failed = last_failure(state.get("trace") or []) if reason == "loop_detected" else None
+    if failed is None or failed.action is None:
+        return partial
+    call = call_signature(failed.action.tool, failed.action.input)
+    failure = f"Stopped: {call} failed: {(failed.observation or '')[:300]}"
+    return f"{partial}\n{failure}" if partial else failure
+
+
 def _single_result(state: AgentState, deps: AgentDeps) -> str | None:
     if not grounded(state.get("trace") or [], deps.config):
         return None
@@ -181,7 +193,7 @@ def _finish(
     result, validated = (
         validate_result(raw, deps.config.output_schema)
         if reason is None
-        else (partial_result(state.get("plan")), None)
+        else (stopped_result(state, reason), None)
     )
     text = result if isinstance(result, str) else json.dumps(result, default=str)
     messages: list[Any] = _dangling(state, reason)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,11 +12,12 @@ from langgraph.runtime import Runtime
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import ReflectionEvent
+from noema_graph.grounding.recovery import pending_fix
 from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import ask_or_error
-from noema_graph.nodes.routing import loop_state, repeat_streak
+from noema_graph.nodes.routing import fix_due, loop_state, repeat_streak
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REFLECT
 from noema_graph.state.agent import AgentState
@@ -103,10 +105,25 @@ def reflect(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[
     forced by a repeated call), usage, trace.
     """
     forced = loop_state(state, deps.config) == "reflect"
+    fix = pending_fix(state.get("trace") or []) if fix_due(state, deps.config) else None
     with stopwatch() as took:
-        prompt = _prompt(state, deps, forced)
-        outcome = yield from ask_or_error(deps.model, Reflection, prompt, runtime, deps)
+        if fix is not None:  # the error names its fix: follow it, no model needed
+            outcome: tuple[Any, Usage, list[str]] | LLMError = (_follow(fix), Usage(), [])
+        else:
+            prompt = _prompt(state, deps, forced)
+            outcome = yield from ask_or_error(deps.model, Reflection, prompt, runtime, deps)
     return _update(state, runtime, deps, forced, outcome, took[0])
+
+
+def _follow(fix: Mapping[str, Any]) -> Reflection:
+    """Return the reflection that makes a failed call's named fix the next step."""
+    call = f"{fix.get('tool')}({json.dumps(fix.get('args') or {}, sort_keys=True)})"
+    return Reflection(
+        progress="A tool call failed; its error names the fix.",
+        remaining=f"Call {call}, then retry the failed step.",
+        decision="revise",
+        reason=f"the error's fix: {call}",
+    )
 
 
 def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
 from noema_graph.events import PlanRevised
+from noema_graph.grounding.recovery import pending_fix
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
@@ -94,10 +95,50 @@ def revise_plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> St
 
     Reads: plan, reflection. Writes: plan, replans, usage, trace.
     """
+    trace = state.get("trace") or []
+    fix = pending_fix(trace)
+    plan = state.get("plan")
+    if fix is not None and plan is not None:
+        return _with_fix(state, runtime, plan, fix)
     with stopwatch() as took:
         prompt = _prompt(state, deps.config.instructions)
         outcome = yield from ask_or_error(deps.planning_model, PlanDraft, prompt, runtime, deps)
     return _update(state, runtime, outcome, took[0])
+
+
+def with_fix_step(plan: TaskPlan, fix: Mapping[str, Any]) -> TaskPlan:
+    """Return ``plan`` with the fix's call inserted before the step under way."""
+    tool, args = str(fix.get("tool")), dict(fix.get("args") or {})
+    step = TaskStep(
+        description=f"Call {tool} (the fix the last error named).",
+        tool=tool,
+        args=args,
+        offer=tuple(args),
+    )
+    index = plan.current_step_index
+    steps = (*plan.steps[:index], step, *plan.steps[index:])
+    current = [
+        s if i != index + 1 else s.model_copy(update={"status": "pending"})
+        for i, s in enumerate(steps)
+    ]
+    return TaskPlan(goal=plan.goal, steps=tuple(current), current_step_index=index).started()
+
+
+def _with_fix(
+    state: AgentState, runtime: Runtime[Any], plan: TaskPlan, fix: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Make the fix a failed call's error names the next step (no model call)."""
+    replans = int(state.get("replans") or 0) + 1
+    new_plan = with_fix_step(plan, fix)
+    step = ReasoningStep(
+        kind="plan_revised",
+        thought=f"Plan revised (#{replans}): the last error names its fix.",
+        observation="\n".join(s.description for s in new_plan.steps),
+        round=int(state.get("iteration") or 0),
+    )
+    steps = [s.description for s in new_plan.steps]
+    emit(runtime, PlanRevised(goal=new_plan.goal, steps=steps, replans=replans), state)
+    return {"replans": replans, "plan": new_plan, "trace": [step]}
 
 
 def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:

@@ -11,11 +11,13 @@ import json
 from collections.abc import Container, Mapping, Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Send
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
+from noema_graph.grounding import seen_in
+from noema_graph.grounding.recovery import REPEATED_FAILURE, failed_calls, last_failure, pending_fix
 from noema_graph.state.models import (
     LoopGuard,
     ReasoningStep,
@@ -132,12 +134,34 @@ def budget_reason(
     return reason
 
 
+def fix_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
+    """Return True when the latest failed call names a fix the run has not followed yet.
+
+    The fix becomes the next plan step (through reflect and revise_plan) while replans remain.
+    """
+    trace = state.get("trace") or ()
+    replans_left = int(state.get("replans") or 0) < config.max_replans
+    return replans_left and pending_fix(trace) is not None
+
+
+def repeated_failure(state: Mapping[str, Any], config: AgentConfig) -> bool:
+    """Return True when the latest call repeated a failed one and no fix is left to follow."""
+    failed = last_failure(state.get("trace") or ())
+    return (
+        failed is not None and failed.error_type == REPEATED_FAILURE and not fix_due(state, config)
+    )
+
+
 def stop_reason(
     state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
 ) -> StopReason | None:
-    """Return why the run must stop now: an exhausted limit or a confirmed loop."""
+    """Return why the run must stop now: an exhausted limit or a confirmed loop.
+
+    A call refused because an identical call already failed is a loop too, unless its
+    error names a fix the run can still follow.
+    """
     reason = budget_reason(state, config, context)
-    if reason is None and loop_state(state, config) == "stop":
+    if reason is None and (loop_state(state, config) == "stop" or repeated_failure(state, config)):
         reason = "loop_detected"
     return reason
 
@@ -185,7 +209,11 @@ def route_before_model(
     """
     if plan_complete(state) or stop_reason(state, config, context) is not None:
         return "finalize"
-    if loop_state(state, config) == "reflect" or reflection_due(state, config):
+    if (
+        fix_due(state, config)
+        or loop_state(state, config) == "reflect"
+        or reflection_due(state, config)
+    ):
         return "reflect"
     return "call_model"
 
@@ -209,7 +237,7 @@ def _tool_group(
     if not pending or budget_reason(state, config, context) is not None:
         return None
     group = next_group(pending, safe, config.max_tool_calls_per_step)
-    return tool_sends(state, group, time_left(state, config, context))
+    return tool_sends(state, group, time_left(state, config, context), safe)
 
 
 def route_after_execute(
@@ -247,15 +275,38 @@ def route_after_tools(
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
+def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> dict[str, Any]:
+    """Return what travels with a group of calls so the tool node can refuse bad ones.
+
+    ``seen``: the ids and names the run has seen (request and tool results) by kind;
+    ``failed``: the calls that already failed (see
+    :func:`~noema_graph.grounding.recovery.failed_calls`). Empty ones are left out.
+    """
+    messages = state.get("messages") or []
+    request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    trace = state.get("trace") or ()
+    seen = seen_in(request, trace)
+    kinds = {kind: list(values) for kind, values in seen.ids.items()}
+    for kind, names in seen.names.items():
+        kinds.setdefault(kind, []).extend(names)
+    failed = failed_calls(trace, read_only)
+    return {
+        **({"seen": kinds, "request": request} if kinds else {}),
+        **({"failed": failed} if failed else {}),
+    }
+
+
 def tool_sends(
     state: Mapping[str, Any],
     group: Sequence[tuple[int, dict[str, Any]]],
     seconds_left: float | None = None,
+    read_only: Container[str] = (),
 ) -> list[Send]:
     """Return the Send that runs ``group``: its calls with their thought and any decision.
 
     ``seconds_left`` (the run's remaining time budget) travels with the calls, so the tool
-    node stops a call in flight when the budget runs out.
+    node stops a call in flight when the budget runs out; so do what the run has seen and
+    the calls that failed (:func:`grounding_of`).
     """
     messages = state.get("messages") or []
     last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
@@ -266,6 +317,7 @@ def tool_sends(
     trace_id = run.trace_id if run is not None else ""
     decisions = state.get("tool_decisions") or {}
     key = f"{iteration}:{group[0][0]}" if group else ""
+    grounding = grounding_of(state, read_only) if group else {}
     calls = [
         {
             "tool_call": call,
@@ -277,6 +329,7 @@ def tool_sends(
             "trace_id": trace_id,
             **({} if seconds_left is None else {"time_left": seconds_left}),
             **({"decision": decisions[call["id"]]} if call.get("id") in decisions else {}),
+            **grounding,
         }
         for index, call in group
     ]

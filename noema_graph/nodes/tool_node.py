@@ -22,6 +22,9 @@ from noema_graph.context import RunScope, run_scope
 from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
+from noema_graph.grounding import Seen, unseen_reference
+from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, repeated_failure_text
+from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
 from noema_graph.models.plain import plain
 from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
@@ -35,7 +38,7 @@ from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
-from noema_graph.tools.results import child_usage
+from noema_graph.tools.results import ToolResult, child_usage
 
 
 def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -81,12 +84,27 @@ def _refusal(
     return None
 
 
+def _error_info(message: ToolMessage) -> tuple[str | None, dict[str, Any] | None]:
+    """Return a failed call's error type and fix (as data) from its standard result."""
+    artifact = message.artifact
+    if message.status != "error" or not isinstance(artifact, ToolResult) or artifact.error is None:
+        return None, None
+    fix = artifact.error.fix
+    return artifact.error.type, (fix.model_dump(mode="json") if fix is not None else None)
+
+
 def _result(
-    task: ToolTask, message: ToolMessage, kind: str, span: Span, runtime: Runtime[Any]
+    task: ToolTask,
+    message: ToolMessage,
+    kind: str,
+    span: Span,
+    runtime: Runtime[Any],
+    error: tuple[str | None, dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     call, seconds = task["tool_call"], span.seconds
     call_id, name = _call_id(task), _name(task)
     status = "error" if message.status == "error" else "ok"
+    error_type, fix = error if error is not None else _error_info(message)
     full = message.artifact if message.artifact is not None else message.content
     step = ReasoningStep(
         kind=kind,  # type: ignore[arg-type]
@@ -103,6 +121,8 @@ def _result(
         call_id=call_id,
         started_at=span.started_at,
         ended_at=span.ended_at,
+        error_type=error_type,
+        fix=fix,
     )
     emit(
         runtime,
@@ -237,13 +257,43 @@ def _one(
         return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
     tool = tools[name]
     args, invalid = check_arguments(tool, call.get("args"))
+    error: tuple[str | None, dict[str, Any] | None] = ("invalid_input", None)
+    refusal, refused = _ungrounded(task, tool, args, checked=invalid is None)
+    if refusal is not None:
+        invalid, error = refusal, refused
     if invalid is not None:
         span = clock.stop()
-        return _result(task, _error_message(task, invalid), "tool", span, runtime), span.seconds
+        message = _error_message(task, invalid)
+        return _result(task, message, "tool", span, runtime, error), span.seconds
     task = {**task, "tool_call": {**call, "args": args}}
     message = yield from _run(tool, task, runtime, deps)
     span = clock.stop()
     return _result(task, message, "tool", span, runtime), span.seconds
+
+
+def _ungrounded(
+    task: ToolTask, tool: BaseTool, args: dict[str, Any], *, checked: bool
+) -> tuple[str | None, tuple[str | None, dict[str, Any] | None]]:
+    """Refuse a call identical to one that failed, or one referring to an unseen value.
+
+    The reference check applies to ``checked`` arguments only (they passed the schema).
+    Returns the refusal (None: the call may run) and the error type and fix to record.
+    """
+    previous = (task.get("failed") or {}).get(call_signature(tool.name, args))
+    if previous is not None:
+        fix = previous.get("fix")
+        return repeated_failure_text(tool.name, previous), (REPEATED_FAILURE, fix)
+    seen = task.get("seen")
+    if seen and checked:
+        known = Seen(
+            ids={k: {v: None for v in vs if isinstance(v, int)} for k, vs in seen.items()},
+            names={k: {v: None for v in vs if isinstance(v, str)} for k, vs in seen.items()},
+        )
+        schema = tool_args_schema(tool)
+        refusal = unseen_reference(tool.name, schema, args, known, task.get("request", ""))
+        if refusal is not None:
+            return refusal, ("invalid_input", None)
+    return None, (None, None)
 
 
 def tool_node(group: ToolGroup, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:

@@ -155,6 +155,12 @@ class ToolTask(TypedDict):
     decision: NotRequired[Decision]
     time_left: NotRequired[float]
     """The run's remaining time budget when the group was sent (absent: no budget)."""
+    seen: NotRequired[dict[str, list[Any]]]
+    """Ids and names the run has seen, by kind: a reference to anything else is refused."""
+    request: NotRequired[str]
+    """The user's request (a name it mentions counts as seen)."""
+    failed: NotRequired[dict[str, dict[str, Any]]]
+    """Calls that already failed, by signature: an identical call is not sent again."""
 
 
 class ToolGroup(TypedDict):

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from noema_graph.agents import default_registry, schemas
+from noema_graph.agents.learners import Learner
 from noema_graph.noema import DemoSummary, LearningStore
 from noema_graph.state.output import AgentOutput
 from tests.scripted import call, plan_reply, reflection_reply, structured, text, tools_reply
@@ -59,12 +60,12 @@ def test_diagnostic_reads_stats_and_history(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
     with LearningStore.open(demo.path) as store:
-        stats = store.call("learning_stats", user_id=2)
+        stats = store.call("learning_stats", user_id=1)
     model = scripted(
         plan_reply("Diagnose"),
-        tools_reply(
-            call("learning_stats", {"user_id": 2}),
-            call("get_review_history", {"user_id": 2, "limit": 20}),
+        tools_reply(  # the request names learner 1 (ada): another id would be refused
+            call("learning_stats", {"user_id": 1}),
+            call("get_review_history", {"user_id": 1, "limit": 20}),
         ),
         text("retention and lapses read"),
         structured(
@@ -162,7 +163,8 @@ def test_calibration_reports_the_store_figures(
             advice="Rate lower.",
         ),
     )
-    state = run_agent_graph("calibration", model, demo.path, "Am I calibrated?")
+    ben = Learner(2, "ben")  # the request names the learner whose id the call uses
+    state = run_agent_graph("calibration", model, demo.path, "Am I calibrated?", learner=ben)
     _, result = _output(state, schemas.CalibrationAdvice)
     # answer_sources: the figures are the tool's (its view rounds them to three places)
     assert result.bias == pytest.approx(figures.bias, abs=5e-4) and figures.bias is not None
@@ -283,8 +285,9 @@ def test_a_bad_tool_argument_is_an_observation_not_a_crash(
     )
     state = run_agent_graph("learning", model, demo.path, "Next?")
     steps = [s for s in state["output"]["reasoning"]["steps"] if s["kind"] == "tool"]
-    assert steps[0]["action"]["output"]["status"] == "error"  # the tool's own error
-    assert "user_id" in steps[0]["observation"] and "existing user" in steps[0]["observation"]
+    # an id the run has not seen is refused before the tool runs, naming the seen ones
+    assert steps[0]["observation"].startswith("Invalid argument 'user_id'")
+    assert "999 is no user this run has seen (seen: 1)" in steps[0]["observation"]
     # the schema check answers a wrong type before the tool runs, naming the argument
     assert steps[1]["observation"] == (
         "Invalid argument 'user_id' for tool 'list_due_cards': expected integer, got 'ada'."

@@ -90,7 +90,8 @@ def test_cli_pauses_without_an_answer_and_resume_asks_again(
 ) -> None:
     invoke, models, before = cli
     models.append(scripted(*_two_flags()))
-    paused = invoke("run", "governance", "Flag", "--confirm", "flag_card", "--thread", "t9")
+    request = "Flag card 1 and card 2"  # the ids the calls use (others would be refused)
+    paused = invoke("run", "governance", request, "--confirm", "flag_card", "--thread", "t9")
     assert paused.exit_code == 3 and "noema-graph resume t9" in paused.output
     assert _flags(demo.path) == before  # nothing ran while waiting
 
