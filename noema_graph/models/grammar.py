@@ -87,10 +87,10 @@ def numeric_range(schema: Mapping[str, Any], *, integer: bool) -> str | None:
     exact. A ``number`` range is exact when its bounds have at most
     :data:`MAX_BOUND_DECIMALS` decimals (integer bounds such as 0..1, 0..100 or ge=0 above
     all): a value with fewer decimals than the bounds is checked on that coarser grid, one
-    with as many or more on the bounds' own. Bounded numbers are written without an exponent
-    and with at most :data:`MAX_DIGITS` digits on each side of the point. A bound with more
-    decimals is rounded inward (a lower bound up, an upper bound down): the grammar never
-    admits a value out of range but may refuse one just inside it.
+    with as many or more on the bounds' own. Bounded numbers are written without an exponent,
+    with at most :data:`MAX_DIGITS` digits before the point (and about as many after). A
+    bound with more decimals is rounded inward (a lower bound up, an upper bound down): the
+    grammar never admits a value out of range but may refuse one just inside it.
 
     Raises:
         ConfigurationError: The range is empty (e.g. ``minimum`` above ``maximum``).
@@ -213,8 +213,8 @@ def _more_digits(places: int, kind: Literal["any", "zero", "nonzero"]) -> str:
     """Return the digits a value may add after its first ``places`` decimals."""
     room = MAX_DIGITS - places
     point = '"." ' if places == 0 else ""
-    if kind == "nonzero":
-        return f"{point}[0-9]{{0,{room - 1}}} [1-9]"
+    if kind == "nonzero":  # some digit is not 0: zeros, that digit, any digits
+        return f"{point}[0]{{0,{room - 1}}} [1-9] [0-9]{{0,{room - 1}}}"
     digit = "[0-9]" if kind == "any" else "[0]"
     if places == 0:
         return f'( "." {digit}{{1,{room}}} )?'
