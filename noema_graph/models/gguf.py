@@ -110,6 +110,7 @@ def read_gguf_info(path: Path | str) -> GGUFInfo:
     Raises:
         ConfigurationError: The file does not exist, is not a GGUF file (wrong magic), has an
             unsupported version or ends inside its metadata; the message names the path.
+            Big-endian GGUF files are not read.
     """
     file = Path(path).expanduser()
     if not file.is_file():
@@ -128,7 +129,10 @@ def read_gguf_info(path: Path | str) -> GGUFInfo:
                 return _parse(file, buffer)
             except (struct.error, ValueError, OverflowError) as exc:
                 raise ConfigurationError(
-                    "model", f"GGUF file {str(file)!r} is truncated or corrupt: {exc}", fix=_FIX
+                    "model",
+                    f"GGUF file {str(file)!r}: cannot read its metadata ({exc}); the file is "
+                    "truncated, corrupt or of a GGUF version this reader does not know",
+                    fix=_FIX,
                 ) from None
 
 
