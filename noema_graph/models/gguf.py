@@ -37,6 +37,7 @@ _SCALARS: dict[int, str] = {
     12: "<d",  # float64
 }
 _STRING, _ARRAY = 8, 9
+_LENGTH = struct.Struct("<Q")
 _WANTED = ("general.architecture", "general.name", "general.parameter_count", "general.size_label")
 _FIX = "point local: at a GGUF model file (e.g. local:/models/llama-3.2-1b-q4_k_m.gguf)"
 
@@ -99,6 +100,14 @@ class _Reader:
         item, count = self.scalar("<I"), self.scalar("<Q")
         if item in _SCALARS and not keep:
             self.offset += count * struct.calcsize(_SCALARS[item])
+            return None
+        if item == _STRING and not keep:  # the tokenizer's vocabulary: hot, so inlined
+            offset, size = self.offset, _LENGTH.unpack_from
+            for _ in range(count):
+                offset += 8 + size(self.buffer, offset)[0]
+            if offset > len(self.buffer):
+                raise struct.error("an array runs past the end of the file")
+            self.offset = offset
             return None
         values = [self.value(item, keep=keep) for _ in range(count)]
         return values if keep else None

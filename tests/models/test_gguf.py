@@ -97,6 +97,13 @@ def test_without_a_parameter_count_the_tensors_are_counted(tmp_path: Path) -> No
         (b"", "is not a GGUF file"),
         (b"GGUF" + struct.pack("<I", 1), "version 1 .this reader knows 2 and 3"),
         (b"GGUF" + struct.pack("<IQQ", 3, 0, 5), "cannot read its metadata"),
+        (
+            b"GGUF"
+            + struct.pack("<IQQ", 3, 0, 1)
+            + _string("tokens")
+            + struct.pack("<IIQ", 9, 8, 9),
+            "cannot read its metadata",
+        ),
     ],
 )
 def test_a_file_that_is_not_gguf_names_the_path(tmp_path: Path, content: bytes, says: str) -> None:
