@@ -304,12 +304,20 @@ class _SchemaGrammar:
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
 
-    def rule_for(self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any]) -> str:
-        """Return the name of a rule matching ``schema``, adding the rules it needs."""
+    def rule_for(
+        self, schema: Mapping[str, Any], name: str, defs: Mapping[str, Any], *, blank: bool = False
+    ) -> str:
+        """Return the name of a rule matching ``schema``, adding the rules it needs.
+
+        ``blank``: ``schema`` is a branch of a nullable ``anyOf`` (an optional argument), where
+        a date may also be the empty string (see :meth:`_string`).
+        """
         ref = schema.get("$ref")
         if isinstance(ref, str):
             target = defs.get(ref.removeprefix("#/$defs/"))
-            return self.rule_for(target, name, defs) if isinstance(target, Mapping) else "value"
+            if not isinstance(target, Mapping):
+                return "value"
+            return self.rule_for(target, name, defs, blank=blank)
         body = self._alternatives(schema, name, defs)
         if body is not None:
             return self._add(name, body)
@@ -319,12 +327,14 @@ class _SchemaGrammar:
         if kind == "array" and isinstance(schema.get("items"), Mapping):
             item = self.rule_for(schema["items"], f"{name}-item", defs)
             return self._add(name, f'"[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
-        return self._scalar(schema, name, kind)
+        return self._scalar(schema, name, kind, blank=blank)
 
-    def _scalar(self, schema: Mapping[str, Any], name: str, kind: object) -> str:
+    def _scalar(
+        self, schema: Mapping[str, Any], name: str, kind: object, *, blank: bool = False
+    ) -> str:
         """Return the rule of a string, number or other non-container ``schema``."""
         if kind == "string":
-            return self._string(schema, name)
+            return self._string(schema, name, blank=blank)
         if kind in ("integer", "number"):
             return self._numeric(schema, name, str(kind))
         return self._type_rule(kind) if isinstance(kind, str) else "value"
@@ -334,17 +344,20 @@ class _SchemaGrammar:
         body = numeric_range(schema, integer=kind == "integer")
         return self._type_rule(kind) if body is None else self._add(name, body)
 
-    def _string(self, schema: Mapping[str, Any], name: str) -> str:
+    def _string(self, schema: Mapping[str, Any], name: str, *, blank: bool = False) -> str:
         """Return a string rule honouring ``format`` (date, date-time) and ``maxLength``.
 
         A bounded string stops a model that would otherwise ramble inside the quotes until
-        its token limit, leaving JSON that does not parse.
+        its token limit, leaving JSON that does not parse. A ``date`` is YYYY-MM-DD (month
+        01-12, day 01-31), a ``date-time`` RFC 3339 (``T``, ``hh:mm[:ss[.frac]]``, ``Z`` or
+        ``+hh:mm``). Where the date is optional (``blank``: a branch of a nullable
+        ``anyOf``) the empty string is admitted too: the domain tools read it as "not given"
+        (``OptionalTime``), so a model that has opened the quotes is never forced to invent
+        a date; a required date must be a real one.
         """
         if schema.get("format") in ("date-time", "date"):
-            # a real date (YYYY-MM-DD, month 01-12, day 01-31) or RFC 3339 date-time; the
-            # empty string stays admitted: the domain tools read it as "not given"
-            # (``OptionalTime``), so the model is never forced to invent a date
-            return self._add(name, f'"\\"" json-{schema["format"]}? "\\""')
+            optional = "?" if blank else ""
+            return self._add(name, f'"\\"" json-{schema["format"]}{optional} "\\""')
         limit = schema.get("maxLength")
         if isinstance(limit, int) and limit >= 0:
             low = schema.get("minLength")
@@ -361,8 +374,13 @@ class _SchemaGrammar:
         if isinstance(schema.get("enum"), list):
             return " | ".join(gbnf_literal(json.dumps(v)) for v in schema["enum"]) or "null"
         for key in ("anyOf", "oneOf"):
-            if isinstance(schema.get(key), list):
-                options = [self.rule_for(s, f"{name}-{i}", defs) for i, s in enumerate(schema[key])]
+            branches = schema.get(key)
+            if isinstance(branches, list):
+                nullable = any(isinstance(s, Mapping) and s.get("type") == "null" for s in branches)
+                options = [
+                    self.rule_for(s, f"{name}-{i}", defs, blank=nullable)
+                    for i, s in enumerate(branches)
+                ]
                 return " | ".join(options)
         kind = schema.get("type")
         if isinstance(kind, list):
