@@ -140,8 +140,12 @@ def fix_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
     The fix becomes the next plan step (through reflect and revise_plan) while replans remain.
     """
     trace = state.get("trace") or ()
-    replans_left = int(state.get("replans") or 0) < config.max_replans
-    return replans_left and pending_fix(trace) is not None
+    if int(state.get("replans") or 0) >= config.max_replans:
+        return False
+    fix = pending_fix(trace)
+    plan: TaskPlan | None = state.get("plan")
+    step = plan.current_step if plan is not None else None
+    return fix is not None and not (step is not None and step.tool == fix.get("tool"))
 
 
 def repeated_failure(state: Mapping[str, Any], config: AgentConfig) -> bool:

@@ -1,0 +1,152 @@
+"""The grounding package on plain data: sources, seen values, narrowed arguments, answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from noema_graph.grounding import MISSING, parse_source, resolve, seen_in, step_arguments
+from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
+from noema_graph.grounding.arguments import unseen_reference
+from noema_graph.grounding.recovery import (
+    REPEATED_FAILURE,
+    failed_calls,
+    pending_fix,
+    repeated_failure_text,
+)
+from noema_graph.grounding.seen import mentioned
+from noema_graph.state.models import ReasoningStep, ToolAction
+
+
+def ok(tool: str, args: dict[str, Any], data: Any) -> ReasoningStep:
+    output = {"status": "success", "data": data}
+    return ReasoningStep(kind="tool", action=ToolAction(tool=tool, input=args, output=output))
+
+
+def failed(tool: str, args: dict[str, Any], fix: dict[str, Any] | None = None) -> ReasoningStep:
+    action = ToolAction(tool=tool, input=args, output={"status": "error"})
+    return ReasoningStep(
+        kind="tool", action=action, status="error", observation="no category", fix=fix
+    )
+
+
+CATEGORIES = {"categories": [{"id": 7, "name": "Geography"}, {"id": 8, "name": "Capitals"}]}
+
+
+def test_a_source_reads_the_latest_call_every_call_a_length_and_renamed_keys() -> None:
+    trace = [
+        ok("move_card", {"card_id": 1, "category_id": 7}, {"id": 1}),
+        ok("move_card", {"card_id": 2, "category_id": 8}, {"id": 2}),
+        ok("ingest_text", {"title": "T"}, {"source_id": 4, "chunk_ids": [9, 10, 11]}),
+        ok("flag_card", {"card_id": 3, "reason": "vague"}, {"card_id": 3, "reason": "vague"}),
+    ]
+    assert resolve(parse_source("move_card:args.card_id"), trace) == 2
+    assert resolve(parse_source("*move_card:args{card_id}"), trace) == [
+        {"card_id": 1},
+        {"card_id": 2},
+    ]
+    assert resolve(parse_source("ingest_text:chunk_ids.#"), trace) == 3
+    assert resolve(parse_source("*flag_card:{card_id,issue=reason}"), trace) == [
+        {"card_id": 3, "issue": "vague"}
+    ]
+    assert resolve(parse_source("get_card:front | ingest_text:source_id"), trace) == 4
+    assert resolve(parse_source("get_card:front"), trace) is MISSING
+
+
+def test_a_source_that_is_not_one_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="'no path here'"):
+        parse_source("no path here")
+
+
+def test_seen_values_come_from_the_request_and_the_tool_results() -> None:
+    request = "Move card 5 into Geography. [learner: ben, user_id 2]"
+    seen = seen_in(request, [ok("list_categories", {}, CATEGORIES)])
+    assert seen.ids["card"] == {5: None}
+    assert seen.ids["user"] == {2: None}
+    assert seen.ids["category"] == {7: "Geography", 8: "Capitals"}
+
+
+def test_a_longer_name_hides_the_name_inside_it() -> None:
+    names = ["Transition metals", "Post-transition metals", "Halogens"]
+    text = "Record that Post-transition metals contrast with Transition metals."
+    assert mentioned(text, names) == ["Post-transition metals", "Transition metals"]
+
+
+MOVE = {
+    "type": "object",
+    "properties": {
+        "card_id": {"type": "integer"},
+        "category_id": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "note": {"type": "string"},
+    },
+    "required": ["card_id", "category_id"],
+}
+
+
+def test_references_are_narrowed_to_what_the_run_has_seen() -> None:
+    request = "Move card 5 into the Geography category."
+    trace = [ok("list_categories", {}, CATEGORIES), ok("search_cards", {}, {"cards": [{"id": 9}]})]
+    arguments = step_arguments(MOVE, request, seen_in(request, trace))
+    # the request's own card, the category it names; the optional note is not offered
+    assert arguments.values == {"card_id": 5, "category_id": 7}
+    assert arguments.complete and set(arguments.schema["properties"]) == {"card_id", "category_id"}
+    vague = step_arguments(MOVE, "Tidy my cards.", seen_in("Tidy my cards.", trace))
+    assert vague.values == {"card_id": 9}  # the one card seen
+    assert vague.schema["properties"]["category_id"]["enum"] == [7, 8]
+    assert not vague.complete
+
+
+def test_an_optional_argument_the_request_names_is_offered() -> None:
+    request = "Move card 5 to category 7 with a note."
+    arguments = step_arguments(MOVE, request, seen_in(request))
+    assert "note" in arguments.schema["properties"] and not arguments.complete
+
+
+def test_an_unseen_reference_is_refused_with_the_seen_values() -> None:
+    seen = seen_in("Move card 5.", [ok("list_categories", {}, CATEGORIES)])
+    args = {"card_id": 5, "category_id": 55}
+    text = unseen_reference("move_card", MOVE, args, seen)
+    assert text is not None and "55 is no category" in text and "seen: 7, 8" in text
+    assert unseen_reference("move_card", MOVE, {"card_id": 5, "category_id": 8}, seen) is None
+
+
+class Advice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    brier: float = Field(ge=0)
+    advice: str = Field(description="One sentence.")
+
+
+def test_sourced_fields_replace_what_the_model_wrote() -> None:
+    trace = [ok("compute_calibration", {"user_id": 2}, {"brier": 0.163})]
+    filled = sourced_fields({"brier": "compute_calibration:brier"}, trace)
+    rest = remaining_schema(Advice, filled)
+    assert rest is not None and set(rest.model_fields) == {"advice"}
+    written = rest.model_validate({"advice": "Rate lower.", "brier": 0.9})  # extra ignored
+    assert Advice.model_validate(merged(written, filled)) == Advice(
+        brier=0.163, advice="Rate lower."
+    )
+    assert remaining_schema(Advice, {"brier": 1.0, "advice": "x"}) is None
+
+
+def test_a_fix_is_pending_until_followed_and_not_twice() -> None:
+    fix = {"tool": "list_categories", "args": {}}
+    first = failed("move_card", {"card_id": 5, "category_id": 55}, fix)
+    assert pending_fix([first]) == fix
+    followed = [first, ok("list_categories", {}, CATEGORIES)]
+    assert pending_fix(followed) is None
+    again = [*followed, failed("move_card", {"card_id": 5, "category_id": 55}, fix)]
+    assert pending_fix(again) is None  # the fix was made and the same call failed again
+
+
+def test_failed_calls_clear_after_a_successful_write() -> None:
+    bad = failed("move_card", {"card_id": 5, "category_id": 55})
+    assert list(failed_calls([bad])) == ['move_card({"card_id": 5, "category_id": 55})']
+    write = ok("flag_card", {"card_id": 1, "reason": "x"}, {})
+    assert failed_calls([bad, write]) == {}
+    assert failed_calls([bad, write], read_only={"flag_card"}) != {}
+    text = repeated_failure_text("move_card", {"error": "no category", "fix": None})
+    assert text.startswith("Not executed: an identical move_card call already failed")
+    assert REPEATED_FAILURE == "repeated_failure"
