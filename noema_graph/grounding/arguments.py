@@ -156,8 +156,72 @@ def step_arguments(
             values[name] = value
     for name, value in values.items():
         narrowed[name] = {**_annotations(narrowed[name]), "const": value}
-    result = {**schema, "properties": narrowed, "required": [n for n in offered if n in required]}
+    for name in offered:
+        if name not in values:
+            narrowed[name] = bounded(narrowed[name], requested_count(request, name))
+    defs = schema.get("$defs")
+    result = {
+        **schema,
+        "properties": narrowed,
+        "required": [n for n in offered if n in required],
+        **(
+            {"$defs": {k: bounded(v) for k, v in defs.items()}} if isinstance(defs, Mapping) else {}
+        ),
+    }
     return StepArguments(schema=result, values=values)
+
+
+FREE_TEXT_CHARS = 300
+"""Most characters of a string argument whose schema sets no ``maxLength`` (for decoding)."""
+FREE_ITEMS = 8
+"""Most items of an array argument when neither its schema nor the request bounds it lower."""
+_NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve"
+_COUNTS = {word: number for number, word in enumerate(_NUMBERS.split(" "))}
+
+
+def requested_count(request: str, argument: str) -> int | None:
+    """Return how many items of an array argument the request asks for (``two cards``)."""
+    noun = singular(argument)
+    pattern = rf"\b(\d{{1,3}}|{'|'.join(_COUNTS)})\s+(?:\w+\s+)?{re.escape(noun)}s?\b"
+    found = re.search(pattern, request.lower())
+    if found is None:
+        return None
+    word = found.group(1)
+    return int(word) if word.isdigit() else _COUNTS[word]
+
+
+def bounded(schema: Any, count: int | None = None) -> Any:
+    """Return ``schema`` with free text and lists bounded for decoding, recursively.
+
+    A string without ``maxLength`` gets :data:`FREE_TEXT_CHARS`; an array gets ``count``
+    items exactly when the request says how many, else at most :data:`FREE_ITEMS` (or its own
+    lower bound). A small model otherwise rambles inside a string or a list until its token
+    limit and leaves JSON that does not parse. Only the grammar sees this schema: the tool's
+    own schema still validates the call.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = dict(schema)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    if (
+        out.get("type") == "string"
+        and "maxLength" not in out
+        and not ({"enum", "const", "format"} & out.keys())
+    ):
+        out["maxLength"] = FREE_TEXT_CHARS
+    if out.get("type") == "array":
+        low, high = int(out.get("minItems", 0)), out.get("maxItems")
+        if count is not None and low <= count and (high is None or count <= high):
+            out["minItems"] = out["maxItems"] = count
+        else:
+            out["maxItems"] = min(high, FREE_ITEMS) if isinstance(high, int) else FREE_ITEMS
+            out["maxItems"] = max(out["maxItems"], low)
+        out["items"] = bounded(out.get("items"))
+    if isinstance(out.get("properties"), Mapping):
+        out["properties"] = {k: bounded(v) for k, v in out["properties"].items()}
+    for key in ("anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [bounded(branch) for branch in out[key]]
+    return out
 
 
 def _mentioned_options(schema: Mapping[str, Any], request: str) -> list[Any]:

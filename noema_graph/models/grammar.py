@@ -69,6 +69,24 @@ _TYPE_RULES = {
 }
 
 
+MAX_EXPANDED_ITEMS = 64
+"""Largest ``maxItems`` the grammar enforces (see :func:`_array`)."""
+
+
+def _array(item: str, low: object, high: object) -> str:
+    """Return the body of an array rule of ``item`` with ``minItems``/``maxItems`` enforced."""
+    least = low if isinstance(low, int) and low > 0 else 0
+    # a bound past MAX_EXPANDED_ITEMS is left to the schema check: llama.cpp expands a
+    # counted repetition into that many rules
+    most = high if isinstance(high, int) and max(least, 1) <= high <= MAX_EXPANDED_ITEMS else None
+    if least == 0 and most is None:
+        return f'"[" ws ( {item} ( ws "," ws {item} )* )? ws "]"'
+    more_low = max(least - 1, 0)
+    more = f"{{{more_low},{most - 1}}}" if most is not None else f"{{{more_low},}}"
+    items = f'{item} ( ws "," ws {item} ){more}'
+    return f'"[" ws {items} ws "]"' if least > 0 else f'"[" ws ( {items} )? ws "]"'
+
+
 def gbnf_literal(text: str) -> str:
     """Return ``text`` as a GBNF string literal."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
@@ -326,7 +344,7 @@ class _SchemaGrammar:
             return self._object(schema, name, defs)
         if kind == "array" and isinstance(schema.get("items"), Mapping):
             item = self.rule_for(schema["items"], f"{name}-item", defs)
-            return self._add(name, f'"[" ws ( {item} ( ws "," ws {item} )* )? ws "]"')
+            return self._add(name, _array(item, schema.get("minItems"), schema.get("maxItems")))
         return self._scalar(schema, name, kind, blank=blank)
 
     def _scalar(

@@ -150,3 +150,35 @@ def test_failed_calls_clear_after_a_successful_write() -> None:
     text = repeated_failure_text("move_card", {"error": "no category", "fix": None})
     assert text.startswith("Not executed: an identical move_card call already failed")
     assert REPEATED_FAILURE == "repeated_failure"
+
+
+def test_the_request_bounds_a_list_and_free_text_is_bounded_for_decoding() -> None:
+    from noema_graph.grounding.arguments import FREE_TEXT_CHARS, bounded, requested_count
+
+    assert requested_count("Add two cards about mitochondria to deck 4.", "cards") == 2
+    assert requested_count("Add 3 flash cards.", "cards") == 3
+    assert requested_count("Add cards about tides.", "cards") is None
+    schema = {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 500,
+        "items": {"type": "object", "properties": {"front": {"type": "string"}}},
+    }
+    exact = bounded(schema, 2)
+    assert (exact["minItems"], exact["maxItems"]) == (2, 2)
+    assert exact["items"]["properties"]["front"]["maxLength"] == FREE_TEXT_CHARS
+    assert bounded(schema)["maxItems"] == 8
+    assert bounded({"type": "string", "maxLength": 20}) == {"type": "string", "maxLength": 20}
+
+
+def test_the_grammar_enforces_min_and_max_items() -> None:
+    from noema_graph.models.grammar import _array  # pyright: ignore[reportPrivateUsage]
+    from tests.models.gbnf import Grammar
+
+    grammar = Grammar.parse(f'root ::= {_array("x", 2, 3)}\nx ::= "1"\nws ::= [ ]?')
+    assert [grammar.admits(t) for t in ("[1]", "[1,1]", "[1,1,1]", "[1,1,1,1]")] == [
+        False,
+        True,
+        True,
+        False,
+    ]
