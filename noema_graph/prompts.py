@@ -112,11 +112,8 @@ done, answer with its result in plain text and no tool call.${extra}""",
 
 REACT = PromptTemplate(
     "react",
-    "1.2.0",
-    """You are ${agent_name}. Goal: ${goal}
-Current step (${step_number} of ${step_count}): ${step}
-Results so far:
-${results}
+    "1.3.0",
+    """You are ${agent_name}.
 
 Available tools:
 ${tools}
@@ -130,9 +127,18 @@ followed by the result in the observation's own words and figures.
 
 Use only the tools listed above, with values from the goal or from observations. When an \
 observation answers the current step, give the Final Answer at once: never call a tool again \
-on its own result.${hints}${extra}""",
+on its own result.${hints}
+
+Goal: ${goal}
+Current step (${step_number} of ${step_count}): ${step}
+Results so far:
+${results}${extra}""",
 )
 """The ReAct step prompt.
+
+What stays the same through a run comes first (the agent, its tools, the reply form) and what
+changes from step to step last, so the model server's prompt cache reuses the prefix: each
+step processes only its new tokens.
 
 Nothing in it is worth copying into an answer: a 135M model copies what it reads, so the
 answer form is described, not shown (``Final Answer: <the step's result>`` came back
