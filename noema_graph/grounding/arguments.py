@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from noema_graph.grounding.seen import Seen, mentioned, seen_in, singular
+from noema_graph.grounding.seen import Seen, mentioned, referred, seen_in, singular
 
 REF_KEY = "x-noema-ref"
 """Argument-schema key naming the kind of record an argument refers to (false: none)."""
@@ -61,7 +61,9 @@ def named_in(request: str, argument: str) -> bool:
     return bool(words) and re.search(rf"\b{words}\b", request.lower()) is not None
 
 
-def candidates(kind: str, by_name: bool, request: str, asked: Seen, seen: Seen) -> list[Any]:
+def candidates(
+    kind: str, by_name: bool, request: str, asked: Seen, seen: Seen, wanted: int = 1
+) -> list[Any]:
     """Return the values a reference of ``kind`` may take, the most likely first.
 
     The request's own ids of that kind, else the seen records whose name the request
@@ -69,13 +71,13 @@ def candidates(kind: str, by_name: bool, request: str, asked: Seen, seen: Seen) 
     """
     if by_name:
         names = list(seen.names.get(kind, {}))
-        return mentioned(request, names) or names
+        return referred(request, names, kind, wanted) or names
     ids = seen.ids.get(kind, {})
     own = [value for value in asked.ids.get(kind, {}) if value in ids or not ids]
     if own:
         return own
     labelled = {label: value for value, label in ids.items() if label}
-    named = [labelled[name] for name in mentioned(request, list(labelled))]
+    named = [labelled[name] for name in referred(request, list(labelled), kind, wanted)]
     return named or list(ids)
 
 
@@ -141,7 +143,7 @@ def step_arguments(
             by_kind.setdefault(refs[name], []).append(name)
     for kind, names in by_kind.items():
         by_name = _takes_names(properties[names[0]])
-        options = candidates(kind, by_name, request, asked, seen)
+        options = candidates(kind, by_name, request, asked, seen, len(names))
         if options and len(options) == len(names) and len(names) > 1:
             values.update(zip(names, options, strict=True))  # in order of mention
             continue

@@ -97,6 +97,32 @@ def seen_in(request: str, trace: Sequence[ReasoningStep] = ()) -> Seen:
     return seen
 
 
+_QUOTED = re.compile(r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|\([^)]*\)""")
+
+
+def referred(request: str, names: Sequence[str], kind: str, wanted: int = 1) -> list[str]:
+    """Return the ``names`` of ``kind`` records the request refers to, most specific first.
+
+    Of more mentioned names than the ``wanted`` references, those written next to the kind's
+    noun (``the Vocabulary category``) win; else those outside quotes and brackets (a card's
+    quoted front names no category of its own).
+    """
+    found = mentioned(request, names)
+    if len(found) <= wanted:
+        return found
+    noun = rf"{re.escape(kind)}(?:ies|s)?" if not kind.endswith("y") else re.escape(kind[:-1])
+    text = request.lower()
+    beside = [
+        n
+        for n in found
+        if re.search(rf"{re.escape(n.lower())}\s+{noun}|{noun}\s+{re.escape(n.lower())}", text)
+    ]
+    if len(beside) >= wanted:
+        return beside
+    outside = mentioned(_QUOTED.sub(" ", request), found)
+    return outside if len(outside) >= wanted else found
+
+
 def mentioned(request: str, names: Sequence[str]) -> list[str]:
     """Return the ``names`` the request mentions, in order of mention, longest match first.
 

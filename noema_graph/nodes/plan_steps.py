@@ -102,6 +102,15 @@ def _unreferenced(arguments: StepArguments, seen: Seen) -> bool:
     )
 
 
+def _anchored(tool: BaseTool, arguments: StepArguments, asked: Seen) -> set[str]:
+    """Return the kinds of the records the request names that ``tool``'s arguments take."""
+    return {
+        kind
+        for name, kind in references(tool_args_schema(tool)).items()
+        if arguments.values.get(name) in asked.ids.get(kind, {})
+    }
+
+
 def narrowed(
     tools: Sequence[BaseTool],
     request: str,
@@ -126,13 +135,18 @@ def planned_turn(
     """Return what the current tool step offers, and its call when nothing is left to choose.
 
     Of a choice of tools, those with a required reference that has nothing seen to refer to
-    drop out (unless none would remain).
+    drop out (unless none would remain); when the request names a record (``card 33``) that
+    some tools take and others do not, those that take it are kept.
     """
     names = _tools(step)
     offered = [t for t in tools if t.name in names]
     arguments = narrowed(offered, request, trace, step)
     seen = seen_in(request, trace)
     usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
+    asked = seen_in(request)
+    kinds = {t.name: _anchored(t, arguments[t.name], asked) for t in usable}
+    shared = set[str].intersection(*kinds.values()) if kinds else set[str]()
+    usable = [t for t in usable if kinds[t.name] - shared] or usable
     schemas = {t.name: arguments[t.name].schema for t in usable}
     if len(usable) == 1 and arguments[usable[0].name].complete:
         name = usable[0].name

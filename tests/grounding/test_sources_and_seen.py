@@ -182,3 +182,34 @@ def test_the_grammar_enforces_min_and_max_items() -> None:
         True,
         False,
     ]
+
+
+def test_a_name_beside_its_noun_or_outside_quotes_is_the_one_referred_to() -> None:
+    from noema_graph.grounding.seen import referred
+
+    names = ["Spanish", "Vocabulary", "Geography"]
+    request = "File card 170 ('Translate into Spanish: fast') under the Vocabulary category."
+    assert referred(request, names, "category") == ["Vocabulary"]
+    assert referred("Put card 9 ('Spanish verbs') in Vocabulary.", names, "category") == [
+        "Vocabulary"
+    ]
+    two = "Link the concept Halogens to Alkali metals."
+    assert referred(two, ["Halogens", "Alkali metals"], "concept", wanted=2) == [
+        "Halogens",
+        "Alkali metals",
+    ]
+
+
+def test_of_a_choice_of_tools_the_one_taking_the_named_record_is_kept(tmp_path: Any) -> None:
+    from noema_graph.agents.domain_tools import domain_registry
+    from noema_graph.nodes.plan_steps import planned_turn
+    from noema_graph.state.models import TaskStep
+
+    registry = domain_registry(tmp_path / "s.sqlite", ["flag_card", "flag_quality_issues"])
+    tools = registry.as_langchain_tools(permissions=("fs:read", "fs:write"), timeout_s=10)
+    step = TaskStep(description="Flag", tool="flag_card|flag_quality_issues")
+    named = planned_turn(step, tools, "Card 33 is misleading. [learner: ada, user_id 1]", [])
+    assert [t.name for t in named.tools] == ["flag_card"] and named.call is None
+    scan = planned_turn(step, tools, "Find bad cards. [learner: ada, user_id 1]", [])
+    assert [t.name for t in scan.tools] == ["flag_quality_issues"]
+    assert scan.call is not None and scan.call["args"] == {}  # made without the model
