@@ -57,14 +57,20 @@ class Call:
     touched: Touched
     values: set[str] = field(default_factory=set[str])
     nouns: frozenset[str] = frozenset()
+    """What the call's tool works on: the nouns of its name and description."""
 
 
 @dataclass(frozen=True)
 class ToolInfo:
-    """What a tool does (its actions) and what it works on (its nouns)."""
+    """What a tool does and works on.
+
+    ``actions``: its effects; ``nouns``: what its name says it works on; ``described``:
+    those and the nouns of its description.
+    """
 
     actions: frozenset[str]
     nouns: frozenset[str]
+    described: frozenset[str] = frozenset()
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -104,14 +110,17 @@ def tool_info(tool: str, description: str = "") -> ToolInfo:
     """Return what ``tool`` does: from the known tools, else its name and description."""
     words = _name_words(tool)
     base = tool.rsplit("__", 1)[-1]
-    nouns = {_singular_noun(w) for w in words if w not in lx.BASE_ACTIONS and len(w) > 2}
-    nouns |= {_singular_noun(w) for w in _SPLIT.split(description.lower()) if w in lx.DOMAIN_NOUNS}
+    nouns = frozenset(_singular_noun(w) for w in words if w not in lx.BASE_ACTIONS and len(w) > 2)
+    described = nouns | {
+        _singular_noun(w) for w in _SPLIT.split(description.lower()) if w in lx.DOMAIN_NOUNS
+    }
     if base in lx.TOOL_ACTIONS:
-        return ToolInfo(lx.TOOL_ACTIONS[base], frozenset(nouns))
+        return ToolInfo(lx.TOOL_ACTIONS[base], nouns, described)
     named = _name_actions(words)
     if named is not None and not named:
-        return ToolInfo(frozenset(), frozenset(nouns))  # a reading tool
-    return ToolInfo((named or frozenset()) | _description_actions(description), frozenset(nouns))
+        return ToolInfo(frozenset(), nouns, described)  # a reading tool
+    actions = (named or frozenset()) | _description_actions(description)
+    return ToolInfo(actions, nouns, described)
 
 
 def tool_actions(tool: str, description: str = "") -> frozenset[str]:
@@ -222,7 +231,7 @@ def make_call(
         values |= scalars(result)
     ok = error is None and not _failed(observation)
     info = info or tool_info(tool)
-    return Call(index, tool, ok, info.actions, touched, values, info.nouns)
+    return Call(index, tool, ok, info.actions, touched, values, info.described)
 
 
 def add_aliases(calls: list[Call], known: list[tuple[set[str], set[str]]]) -> None:
@@ -269,7 +278,9 @@ def unbacked(
         claim: A :class:`~noema_graph.evals.claims.extract.Claim`.
         calls: The calls that happened before the claim was made.
         names_seen: Every name the trajectory mentions (concepts, titles, paths).
-        tool_nouns: What the run's tools work on ("hotel", "flight", "ticket").
+        tool_nouns: What the names of the run's tools that could perform the claimed action
+            say they work on ("hotel", "flight", "ticket"): a claim naming one needs a
+            call whose tool works on it.
         values_seen: Every value of every call, to tell a name from a word.
     """
     values_seen = values_seen or set()

@@ -177,15 +177,16 @@ DOMAIN_NOUNS = _set(
 )
 """Nouns an effect can apply to; "made progress on the plan" names none of them."""
 
-ACTION_NOUNS = _set("flag flags link links connection connections review reviews")
+ACTION_NOUNS = _set("flag flags link links connection connections review reviews order orders")
 NOUN_ACTIONS: dict[str, dict[str, str]] = {
     generic: {
         "flag": "flag", "flags": "flag", "link": "link", "links": "link",
         "connection": "link", "connections": "link", "review": "record", "reviews": "record",
     }
     for generic in ("create", "save", "record", "update")
-}  # fmt: skip
-"""A generic verb takes its action from its object: "added a flag" flags, "added a link" links."""
+} | {"place": {"order": "order", "orders": "order"}}  # fmt: skip
+"""A generic verb takes its action from its object: "added a flag" flags, "added a link" links,
+"placed the order" orders."""
 
 WEAK_NOUNS = DOMAIN_NOUNS - {"progress", "data", "text"}
 """The nouns a weak form needs: "made two cards" is a claim, "made progress" is not."""
