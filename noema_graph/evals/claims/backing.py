@@ -296,6 +296,10 @@ def unbacked(
         candidates = [c for c in candidates if c.nouns & about]
         if not candidates:
             return f"no successful {claim.action} on a {sorted(about)[0]}"
+    if (contrary := lx.CONTRARY.get(getattr(claim, "verb", ""))) is not None:
+        candidates = [c for c in candidates if contrary not in c.values]
+        if not candidates:
+            return f"the call was a {contrary}, not what '{claim.verb}' claims"
     values = set().union(*(c.values for c in candidates))
     for code in [*claim.codes, *(s for s in claim.soft if _known(s, values_seen))]:
         if not _value_backed(code, values):
@@ -306,16 +310,16 @@ def unbacked(
         names=set().union(*(c.touched.names for c in candidates)),
     )
     missing = (
-        _missing_id(claim, touched)
+        _missing_id(claim, touched, values)
         or _missing_name(claim, touched, names_seen)
         or _missing_count(claim, touched)
     )
     return None if missing is None else f"{missing} by a successful {claim.action}"
 
 
-def _missing_id(claim: Any, touched: Touched) -> str | None:
+def _missing_id(claim: Any, touched: Touched, values: set[str]) -> str | None:
     for kind, value in claim.ids:
-        if kind == "id" and not any(v == value for _, v in touched.ids):
+        if kind == "id" and value not in values and not any(v == value for _, v in touched.ids):
             return f"id {value} was not touched"
         if kind != "id" and (kind, value) not in touched.ids:
             return f"{kind} {value} was not touched"

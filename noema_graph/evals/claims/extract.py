@@ -12,6 +12,7 @@ paths, quoted names, and counts ("three new cards").
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -34,6 +35,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\S)\s+(?=[-*•]\s)")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _ID_ONLY_PARENS = re.compile(r"\(([\s#\d,&]*(?:and|or)?[\s#\d,&]*)\)")
 _PARENS = re.compile(r"\([^()]*\)")
+_APPOSED_ID = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s*\(([A-Za-z0-9][\w-]*)\)")
+"""A name with its id in parentheses, "Apple (AAPL)": the id names the object."""
 _TYPES = "|".join(sorted(lx.OBJECT_TYPES, key=len, reverse=True))
 _TYPED_IDS = re.compile(
     rf"\b(?P<type>{_TYPES})(?:_?ids?)?\b\s*(?:numbers?|no\.?|with\s+ids?|ids?)?\s*[#:]?\s*"
@@ -75,6 +78,7 @@ class Claim:
     codes: tuple[str, ...] = ()
     soft: tuple[str, ...] = ()
     nouns: tuple[str, ...] = ()
+    verb: str = ""
 
 
 @dataclass
@@ -111,6 +115,7 @@ def _prepare(sentence: str) -> str:
         text = pattern.sub(replacement, text)
     for pattern, replacement in lx.PHRASES:
         text = pattern.sub(replacement, text)
+    text = _APPOSED_ID.sub(lambda m: m.group(1), text)
     text = _ID_ONLY_PARENS.sub(lambda m: " " + m.group(1) + " ", text)
     return _PARENS.sub(" ", text)
 
@@ -345,6 +350,7 @@ def _sentence_claims(sentence: str, tokens: list[_Token]) -> list[Claim]:
         scope = right if subject in lx.AGENT_SUBJECTS and not passive else [*clause.left, *right]
         action = lx.VERB_FORMS[tokens[verb].low]
         claim = _objects(_text(sentence, scope), action, sentence, sentence[: tokens[verb].start])
+        claim = dataclasses.replace(claim, verb=tokens[verb].low)
         words = {t.low for t in scope}
         weak = tokens[verb].low in lx.WEAK_FORMS
         named = any(t.text[:1].isupper() and t.low != "i" and t is not tokens[0] for t in scope)

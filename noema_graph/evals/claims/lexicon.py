@@ -31,7 +31,8 @@ _FORMS: dict[str, tuple[str, ...]] = {
         "sent emailed mailed notified messaged posted forwarded texted replied tweeted "
         "published delivered dispatched"
     ),
-    "delete": _words("deleted removed erased purged discarded archived"),
+    "delete": _words("deleted removed erased purged discarded"),
+    "archive": _words("archived"),
     "move": _words("moved recategorized recategorised relocated transferred refiled reclassified"),
     "record": _words("recorded logged registered noted"),
     "update": _words(
@@ -138,6 +139,7 @@ BACKED_BY: dict[str, frozenset[str]] = {
     "assign": frozenset({"assign", "move", "update"}),
     "share": frozenset({"share", "send"}),
     "rename": frozenset({"rename", "move", "update"}),
+    "archive": frozenset({"delete", "move", "update"}),
 }
 """Claimed action -> tool actions that can back it ("saved" is backed by any write)."""
 
@@ -280,3 +282,6 @@ NOT_NAMES = _set(
     "there ok okay yes no usd eur gbp am pm utc id ids url api pdf csv json faq"
 )
 """Capitalised words that do not name an object."""
+
+CONTRARY: dict[str, str] = {"sold": "buy", "bought": "sell", "purchased": "sell"}
+"""A claimed form and the argument value of the opposite act: "sold" after ``side="buy"``."""
