@@ -115,10 +115,15 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def _table(summary: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    table = Table(title="noema-graph eval")
-    columns = ("agent", "items", "final", "pass rate", "trajectory", "tool P", "tool R")
-    for name in (*columns, "coherence", "violations", "hallucinations", "tokens", "cost USD"):
-        table.add_column(name, justify="left" if name == "agent" else "right")
+    table = Table(
+        title="noema-graph eval",
+        caption="pass: items scoring 1.0 (share and count); traj: trajectory match; "
+        "coher: coherence; viol: rule violations; halluc: hallucinated actions",
+    )
+    columns = ("agent", "items", "final", "pass", "traj", "tool P", "tool R", "coher")
+    for name in (*columns, "viol", "halluc", "tokens", "cost USD"):
+        agent_column = name == "agent"
+        table.add_column(name, justify="left" if agent_column else "right", no_wrap=agent_column)
     table.add_column("s/item", justify="right")
     rows = [*summary["by_agent"].items(), ("all", summary)]
     for name, group in rows:
