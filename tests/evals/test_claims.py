@@ -287,3 +287,17 @@ def test_tools_given_outside_the_trajectory_are_read() -> None:
     assert hallucinated_actions(carried) == []
     as_json = Trajectory.model_validate({**trajectory.model_dump(), "tools": [described]})
     assert hallucinated_actions(as_json) == []
+
+
+def test_a_relative_clause_belongs_to_its_object() -> None:
+    search = _call("search_cards", {"query": "neon"}, {"hits": [{"card": {"id": 4}}]})
+    moved = _call("move_card", {"card_id": 4, "deck_id": 3}, {"card_id": 4})
+
+    def findings(answer: str, *steps: TrajectoryStep) -> list[Any]:
+        return hallucinated_actions(Trajectory(input="", steps=list(steps), final_output=answer))
+
+    assert findings("I moved the cards you created yesterday into deck 3.", search)
+    assert findings("I moved the cards you created yesterday into deck 3.", search, moved) == []
+    assert findings("I moved the card you created yesterday into deck 4.", search, moved)
+    assert findings("The cards you flagged last week were deleted.", search)
+    assert findings("The cards you flagged are still in deck 2.", search) == []

@@ -336,11 +336,15 @@ def _sentence_claims(sentence: str, tokens: list[_Token]) -> list[Claim]:
     claims: list[Claim] = []
     previous: tuple[int, _Clause] | None = None
     for k, verb in enumerate(hits):
-        floor = hits[k - 1] + 1 if k else 0
+        # a relative clause before the verb belongs to its subject: "the cards you flagged
+        # were deleted" reads back to "the cards"
+        earlier = [h for h in hits[:k] if not _relative(tokens, h)]
+        floor = earlier[-1] + 1 if earlier else 0
         clause = _clause(tokens, verb, floor)
         if previous is not None and _coordinated(tokens, previous[0], verb, clause):
             clause = _Clause(previous[1].left, previous[1].boundary, previous[1].chain)
-        ceiling = _clause_start(tokens, hits[k + 1], verb + 1) if k + 1 < len(hits) else len(tokens)
+        following = [h for h in hits[k + 1 :] if not _relative(tokens, h)]
+        ceiling = _clause_start(tokens, following[0], verb + 1) if following else len(tokens)
         right = _right(tokens, verb, ceiling)
         previous = (verb, clause)
         if not _is_claim(sentence, tokens, verb, clause, k == 0):
@@ -357,6 +361,20 @@ def _sentence_claims(sentence: str, tokens: list[_Token]) -> list[Claim]:
         if _has_object(claim, words, weak, None if passive else subject, named):
             claims.append(claim)
     return claims
+
+
+def _relative(tokens: list[_Token], verb: int) -> bool:
+    """Return whether ``verb`` opens a relative clause without "that": "the cards you created".
+
+    The clause belongs to the object before it; the claim around it reads on past it.
+    """
+    j = verb - 1
+    while j >= 0 and tokens[j].low in lx.ADVERBS:
+        j -= 1
+    if j < 1 or tokens[j].low not in lx.THIRD_PARTIES:
+        return False
+    head = tokens[j - 1].low
+    return head.isalpha() and head not in lx.BOUNDARY_WORDS | lx.REPORTING | lx.CHAIN_WORDS
 
 
 def _clause_start(tokens: list[_Token], verb: int, floor: int) -> int:

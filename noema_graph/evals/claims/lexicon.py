@@ -175,7 +175,8 @@ DOMAIN_NOUNS = _set(
     "id ids order orders ticket tickets booking bookings reservation reservations flight "
     "flights hotel room seat alert alerts folder folders directory directories cart "
     "watchlist refund return comment comments tweet post update updates channel share "
-    "shares stock position item product products package invoice payment"
+    "shares stock position item product products package invoice payment coupon coupons "
+    "discount discounts priority status assignee"
 )
 """Nouns an effect can apply to; "made progress on the plan" names none of them."""
 
