@@ -10,6 +10,7 @@ import pytest
 from agentevals.trajectory.match import create_trajectory_match_evaluator
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.evals import (
     EvalItem,
     StepAction,
@@ -177,3 +178,24 @@ def test_the_evaluator_reads_expected_messages() -> None:
         TrajectoryEvaluator().score(item, Trajectory(input="q", steps=apart)).trajectory_score == 0
     )
     assert json.loads(item.model_dump_json())["expected_trajectory"][0][1]["tool"] == "b"
+
+
+def test_messages_no_step_holds_come_back_with_their_roles() -> None:
+    messages = [
+        {"role": "system", "content": "be brief"},
+        *_run(("search",)),
+        {"role": "user", "content": "and now?"},
+        {"role": "assistant", "content": "nothing else"},
+    ]
+    trajectory = Trajectory.from_messages(messages)
+    assert trajectory.input == "make a card" and trajectory.final_output == "nothing else"
+    assert [m["role"] for m in trajectory.to_messages()] == [m["role"] for m in messages]
+    assert trajectory_matches(trajectory, messages)
+    assert not trajectory_matches(trajectory, messages[1:])
+
+
+def test_what_is_not_a_message_list_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="messages"):
+        Trajectory.from_messages("hello")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="expected_trajectory"):
+        trajectory_matches([{"tool": "a"}], [42])
