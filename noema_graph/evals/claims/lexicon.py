@@ -38,7 +38,8 @@ _FORMS: dict[str, tuple[str, ...]] = {
     "update": _words(
         "updated changed edited modified fixed corrected amended revised rewrote "
         "rewritten replaced lowered raised increased decreased reduced set tagged applied "
-        "escalated bumped upgraded downgraded adjusted"
+        "escalated bumped upgraded downgraded adjusted enabled disabled activated "
+        "deactivated switched"
     ),
     "link": _words("linked connected associated"),
     "ingest": _words("ingested imported uploaded chunked indexed split"),
@@ -50,7 +51,9 @@ _FORMS: dict[str, tuple[str, ...]] = {
     "return": _words("returned"),
     "close": _words("closed resolved"),
     "assign": _words("assigned reassigned"),
-    "share": _words("shared"),
+    "share": _words("shared invited"),
+    "push": _words("pushed deployed released merged"),
+    "pay": _words("paid"),
     "rename": _words("renamed"),
     "any": _words("allset"),
 }
@@ -59,7 +62,7 @@ VERB_FORMS: dict[str, str] = {form: action for action, forms in _FORMS.items() f
 
 WEAK_FORMS = _set(
     "marked filed posted queued committed lowered raised increased decreased reduced set split "
-    "made noted put returned applied delivered bumped adjusted"
+    "made noted put returned applied delivered bumped adjusted pushed released switched"
 )
 """Forms with everyday senses ("lapses increased"): a claim only with a domain object, and
 in the active voice only with the agent as subject ("I set ...") or none ("Set ...")."""
@@ -91,6 +94,9 @@ BASE_ACTIONS: dict[str, str] = {
     "share": "share", "grant": "share", "invite": "share",
     "tweet": "send", "reply": "send", "publish": "send", "text": "send", "dm": "send",
     "comment": "create", "escalate": "update", "apply": "update", "rename": "rename",
+    "turn": "update", "switch": "update", "toggle": "update", "activate": "update",
+    "deactivate": "update", "commit": "save", "push": "push", "deploy": "push",
+    "release": "push", "merge": "push", "pay": "pay",
     "watch": "create", "subscribe": "create", "enable": "update", "disable": "update",
 }  # fmt: skip
 """Verb in a tool's name or description -> the action the tool performs (``send_email``
@@ -140,6 +146,8 @@ BACKED_BY: dict[str, frozenset[str]] = {
     "share": frozenset({"share", "send"}),
     "rename": frozenset({"rename", "move", "update"}),
     "archive": frozenset({"delete", "move", "update"}),
+    "push": frozenset({"push", "send"}),
+    "pay": frozenset({"pay", "order", "move"}),
 }
 """Claimed action -> tool actions that can back it ("saved" is backed by any write)."""
 
@@ -176,7 +184,10 @@ DOMAIN_NOUNS = _set(
     "flights hotel room seat alert alerts folder folders directory directories cart "
     "watchlist refund return comment comments tweet post update updates channel share "
     "shares stock position item product products package invoice payment coupon coupons "
-    "discount discounts priority status assignee"
+    "discount discounts priority status assignee team teams attendee attendees guest guests "
+    "invite invites invitation invitations member members bill bills light lights device "
+    "devices thermostat branch commit commits contact contacts event account accounts "
+    "transfer transfers"
 )
 """Nouns an effect can apply to; "made progress on the plan" names none of them."""
 
@@ -268,6 +279,8 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bnow\s+ha(?:ve|s)\s+access\s+to\b", "have now been shared"),
         (r"\b(is|are|'s)\s+(?:now\s+)?live\b", r"\1 posted"),
         (r"\b(is|are|'s)\s+(?:now\s+)?gone\b", r"\1 removed"),
+        (r"\b(?:turned|switched)\s+(on|off)\b", "switched"),
+        (r"\b(?:turned|switched)\s+(\S+(?:\s+\S+)?)\s+(?:on|off)\b", r"switched \1"),
     )
 )
 """Phrases that claim an effect, rewritten to a verb form: "has gone out" sends, "is now
