@@ -1,7 +1,10 @@
 """``noema-graph eval DATASET --agent NAME``: run an agent over a dataset and score it.
 
-Resumable: items already scored in ``--out`` are skipped, and the file is rewritten after
-every item. ``--model replay:FILE`` replays recorded trajectories (``{"trajectories":
+Resumable: items already scored in the results file are skipped, and the file is rewritten
+after every item. Without ``--out`` the results go to
+``eval-results/<dataset>--<model>.json`` (the same path for the same dataset and model, so
+a rerun resumes); the path is printed at the end. ``--limit N`` takes N items in turn from
+each agent. ``--model replay:FILE`` replays recorded trajectories (``{"trajectories":
 {item_id: trajectory}}``) instead of calling a model, for offline and deterministic runs.
 Rich output lives here; the work is done by :mod:`noema_graph.evals.runner`.
 """
@@ -10,15 +13,57 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 REPLAY_PREFIX = "replay:"
+RESULTS_DIR = Path("eval-results")
+MODEL_HELP = (
+    "Model spec (as for run), or replay:TRAJECTORIES.json; default: NOEMA_MODEL, else "
+    "NOEMA_BASE_URL, else OpenAI when OPENAI_API_KEY is set, else the embedded local model."
+)
 
 eval_app = typer.Typer(add_completion=False)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "default"
+
+
+def default_out(dataset: Path, spec: str | None, env: Any = None) -> Path:
+    """Return the results path of ``dataset`` run with ``spec``: stable, so a rerun resumes."""
+    from noema_graph.models.factory import resolve_spec
+
+    if spec is not None and spec.startswith(REPLAY_PREFIX):
+        model = "replay-" + Path(spec[len(REPLAY_PREFIX) :]).stem
+    else:
+        model = resolve_spec(spec, os.environ if env is None else env)
+    return RESULTS_DIR / f"{_slug(dataset.stem)}--{_slug(model)}.json"
+
+
+def round_robin(items: Sequence[Any], limit: int | None, agent_of: Any) -> list[Any]:
+    """Return at most ``limit`` items, taken in turn from each agent (dataset order within)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    queues: dict[str, list[Any]] = {}
+    for item in items:
+        queues.setdefault(agent_of(item), []).append(item)
+    chosen: list[Any] = []
+    while len(chosen) < limit:
+        for queue in queues.values():
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    picked = {id(i) for i in chosen}
+    return [i for i in items if id(i) in picked]
+
+
+def _agent_tag(item: Any) -> str:
+    return item.tag("agent") or "-"
 
 
 def _load_out(out: Path | None) -> dict[str, Any]:
@@ -70,19 +115,28 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def _table(summary: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    table = Table(title="noema-graph eval")
-    columns = ("agent", "items", "final", "trajectory", "tool P", "tool R", "violations")
-    for name in (*columns, "hallucinations", "tokens", "cost USD", "s/item"):
-        table.add_column(name, justify="left" if name == "agent" else "right")
+    table = Table(
+        title="noema-graph eval",
+        caption="pass: items scoring 1.0 (share and count); traj: trajectory match; "
+        "coher: coherence; viol: rule violations; halluc: hallucinated actions",
+    )
+    columns = ("agent", "items", "final", "pass", "traj", "tool P", "tool R", "coher")
+    for name in (*columns, "viol", "halluc", "tokens", "cost USD"):
+        agent_column = name == "agent"
+        table.add_column(name, justify="left" if agent_column else "right", no_wrap=agent_column)
+    table.add_column("s/item", justify="right")
     rows = [*summary["by_agent"].items(), ("all", summary)]
     for name, group in rows:
+        rate = group.get("pass_rate")
         table.add_row(
             name,
             f"{group['scored']}/{group['items']}",
             _fmt(group["final_score"]),
+            "-" if rate is None else f"{rate:.0%} ({group['passed']})",
             _fmt(group["trajectory_score"]),
             _fmt(group["tool_precision"]),
             _fmt(group["tool_recall"]),
+            _fmt(group.get("coherence")),
             _fmt(group["violations"]),
             _fmt(group["hallucinations"]),
             _fmt(group["tokens"]),
@@ -100,25 +154,38 @@ def eval_command(
     ] = "all",
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", help="Model spec (as for run), or replay:TRAJECTORIES.json."),
+        typer.Option("--model", "-m", help=MODEL_HELP),
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Items run at the same time.")] = 1,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Results JSON; scored items are skipped.")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Results JSON; scored items are skipped. Default: "
+            "eval-results/<dataset>--<model>.json.",
+        ),
     ] = None,
     data: Annotated[
         Path | None,
         typer.Option("--data", help="Learning store copied for each item (default: demo)."),
     ] = None,
     trajectory_match: Annotated[
-        str, typer.Option(help="strict|unordered|subset|superset")
+        str,
+        typer.Option(
+            help="strict|unordered|subset|superset (agentevals'), or "
+            "unordered_optimal|subset_optimal|superset_optimal (bipartite pairing)"
+        ),
     ] = "superset",
     args_match: Annotated[str, typer.Option(help="exact|ignore|subset|superset")] = "superset",
     scorer: Annotated[
         str, typer.Option(help="exact|normalized|numeric|json_subset")
     ] = "json_subset",
     tolerance: Annotated[float, typer.Option(help="Numeric tolerance of the scorer.")] = 0.01,
-    limit: Annotated[int | None, typer.Option(help="Run at most this many items.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="Run at most this many items, taken in turn from each agent."),
+    ] = None,
 ) -> None:
     """Run AGENT over every item of DATASET, score the runs and print a summary table."""
     from rich.console import Console
@@ -126,6 +193,7 @@ def eval_command(
     from noema_graph.errors import ConfigurationError
 
     console = Console(stderr=True)
+    out = out if out is not None else default_out(dataset, model)
     try:
         report = _evaluate(
             dataset, agent, model, concurrency, out, data,
@@ -135,6 +203,7 @@ def eval_command(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     console.print(_table(report["summary"]))
+    console.print(f"results: {out}")
 
 
 def _evaluators(
@@ -171,11 +240,14 @@ def _evaluate(
 
     from noema_graph.evals.evaluator import summarize
     from noema_graph.evals.runner import item_agent, run_items, select_items
-    from noema_graph.evals.trajectory import load_dataset
+    from noema_graph.evals.trajectory import EvalItem, load_dataset
     from noema_graph.noema import write_demo_data
 
-    items = select_items(load_dataset(dataset), agent)[: scoring[4]]
+    selected = select_items(load_dataset(dataset), agent)
+    items: list[EvalItem] = round_robin(selected, scoring[4], _agent_tag)
     evaluators = _evaluators({item_agent(item, agent) for item in items}, scoring)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
     report = _load_out(out)
     done = {r["id"] for r in report["results"]}
     todo = [item for item in items if item.id not in done]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.evals.claims import hallucinated_actions
+from noema_graph.evals.coherence import CoherenceScorer, coherence
 from noema_graph.evals.matching import (
     ArgsMatch,
     TrajectoryMatch,
@@ -18,7 +22,7 @@ from noema_graph.evals.matching import (
     trajectory_matches,
 )
 from noema_graph.evals.scorers import FinalScorer, resolve_scorer
-from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory
+from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory, load_dataset
 from noema_graph.evals.violations import Budget, find_violations
 
 
@@ -29,6 +33,11 @@ class ItemResult(BaseModel):
 
     id: str
     agent: str | None = None
+    input: str = Field(default="", description="The item's request.")
+    final_output: Any = Field(default=None, description="What the run answered.")
+    errors: list[str] = Field(
+        default_factory=list[str], description="The run's error and its failed steps' errors."
+    )
     final_score: float = Field(description="0..1 from the final scorer; 0 when not run.")
     trajectory_score: float | None = Field(
         default=None, description="1.0 or 0.0 by the match mode; None without an expected one."
@@ -37,6 +46,9 @@ class ItemResult(BaseModel):
     tool_recall: float | None = None
     violations: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
     hallucinated_actions: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+    coherence: float | None = Field(
+        default=None, description="Thoughts consistent with the actions and the answer, 0..1."
+    )
     success: bool | None = None
     tokens: int = 0
     cost_usd: float | None = None
@@ -51,6 +63,80 @@ def _seconds(trajectory: Trajectory) -> float | None:
     if isinstance(meta.get("execution_time_ms"), int | float):
         return round(float(meta["execution_time_ms"]) / 1000, 3)
     return None
+
+
+def _errors(trajectory: Trajectory) -> list[str]:
+    found = [s.error for s in trajectory.steps if s.error]
+    meta = trajectory.metadata
+    run = [str(meta[key]) for key in ("run_error", "error") if meta.get(key)]
+    return [*run, *found]
+
+
+def _final(scorer: FinalScorer, output: Any, expected: Any, request: str) -> float:
+    """Return the scorer's score, handing it the item's input when it takes ``inputs``."""
+    try:
+        takes_input = "inputs" in inspect.signature(scorer).parameters
+    except (TypeError, ValueError):
+        takes_input = False
+    value = scorer(output, expected, inputs=request) if takes_input else scorer(output, expected)  # pyright: ignore[reportCallIssue] -- checked above
+    return round(float(value), 4)
+
+
+def _items(dataset: Any) -> list[EvalItem]:
+    """Return the items of a dataset object, a dataset dict, a JSON path or a list of items."""
+    if isinstance(dataset, EvalDataset):
+        return list(dataset.dataset)
+    if isinstance(dataset, str | Path):
+        return list(load_dataset(dataset).dataset)
+    if isinstance(dataset, Mapping) and "dataset" in dataset:
+        try:
+            return list(EvalDataset.model_validate(dataset).dataset)
+        except ValidationError as exc:
+            raise ConfigurationError(
+                "dataset", f"not a dataset: {exc.errors()[0]['msg']}",
+                fix='pass {"dataset": [{"input": ..., ...}]}',
+            ) from None  # fmt: skip
+    if isinstance(dataset, Sequence) and all(isinstance(i, EvalItem) for i in dataset):  # pyright: ignore[reportUnknownVariableType] -- checked item by item
+        return list(dataset)  # pyright: ignore[reportUnknownArgumentType] -- checked above
+    raise ConfigurationError(
+        "dataset",
+        f"{type(dataset).__name__} is not a dataset",
+        fix="pass an EvalDataset, a dataset dict, the path of a dataset JSON or a list of EvalItem",
+    )
+
+
+def _as_trajectory(value: Any, where: str) -> Trajectory:
+    if isinstance(value, Trajectory):
+        return value
+    try:
+        return Trajectory.model_validate(value)
+    except ValidationError:
+        raise ConfigurationError(
+            "trajectories", f"{where} is not a trajectory", fix="pass Trajectory objects"
+        ) from None
+
+
+def _by_id(items: list[EvalItem], trajectories: Any) -> dict[str, Trajectory]:
+    """Return the trajectories keyed by item id: from a mapping, or a list in dataset order."""
+    if isinstance(trajectories, Mapping):
+        pairs: dict[Any, Any] = dict(trajectories)  # pyright: ignore[reportUnknownArgumentType] -- checked below
+        return {str(k): _as_trajectory(v, f"trajectory {k!r}") for k, v in pairs.items()}
+    if isinstance(trajectories, Sequence) and not isinstance(trajectories, str):
+        listed: list[Any] = list(trajectories)  # pyright: ignore[reportUnknownArgumentType] -- checked below
+        if len(listed) != len(items):
+            raise ConfigurationError(
+                "trajectories", f"{len(listed)} trajectories for {len(items)} items",
+                fix="give one trajectory per item, in dataset order, or a mapping of item id",
+            )  # fmt: skip
+        return {
+            item.id: _as_trajectory(t, f"trajectory {n}")
+            for n, (item, t) in enumerate(zip(items, listed, strict=True))
+        }
+    raise ConfigurationError(
+        "trajectories",
+        f"{type(trajectories).__name__} is neither a mapping nor a list",
+        fix="pass {item_id: Trajectory} or a list of trajectories in dataset order",
+    )
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -72,6 +158,9 @@ class TrajectoryEvaluator:
             and invalid-input rules; None: read from the refusals recorded in the steps.
         budget: Limits each run should stay within.
         check_claims: Look for hallucinated actions.
+        coherence_scorer: Scores the coherence of reasoning; default the rule-based
+            :func:`~noema_graph.evals.coherence.coherence`, or
+            :func:`~noema_graph.evals.coherence.coherence_judge` with a model.
 
     Raises:
         ConfigurationError: An unknown mode or scorer name.
@@ -88,6 +177,7 @@ class TrajectoryEvaluator:
         tools: Mapping[str, Mapping[str, Any]] | None = None,
         budget: Budget | None = None,
         check_claims: bool = True,
+        coherence_scorer: CoherenceScorer = coherence,
     ) -> None:
         """Validate the modes and resolve the scorer."""
         check_modes(trajectory_match, args_match)
@@ -98,37 +188,41 @@ class TrajectoryEvaluator:
         self.tools = tools
         self.budget = budget
         self.check_claims = check_claims
+        self.coherence_scorer = coherence_scorer
 
     def score(self, item: EvalItem, trajectory: Trajectory | None) -> ItemResult:
         """Return the scores of one item (all zero and ``missing`` without a trajectory)."""
         agent = item.tag("agent")
         if trajectory is None:
-            return ItemResult(id=item.id, agent=agent, final_score=0.0, missing=True)
-        actual = trajectory.tool_calls()
+            return ItemResult(
+                id=item.id, agent=agent, input=item.input, final_score=0.0, missing=True
+            )
         expected = item.expected_trajectory
         match = precision = recall = None
         if expected is not None:
-            match = trajectory_matches(
-                actual,
-                expected,
-                trajectory_match=self.trajectory_match,
-                args_match=self.args_match,
-                overrides=self.args_overrides,
-            )
-            precision, recall = precision_recall(
-                actual, expected, args_match=self.args_match, overrides=self.args_overrides
-            )
+            modes: dict[str, Any] = {
+                "trajectory_match": self.trajectory_match,
+                "args_match": self.args_match,
+                "overrides": self.args_overrides,
+            }
+            match = trajectory_matches(trajectory, expected, **modes)
+            precision, recall = precision_recall(trajectory, expected, **modes)
         findings = hallucinated_actions(trajectory) if self.check_claims else []
         violations = find_violations(trajectory, tools=self.tools, budget=self.budget)
+        output = trajectory.final_output
         return ItemResult(
             id=item.id,
             agent=agent or trajectory.metadata.get("agent"),
-            final_score=round(float(self.scorer(trajectory.final_output, item.expected_output)), 4),
+            input=item.input,
+            final_output=output,
+            errors=_errors(trajectory),
+            final_score=_final(self.scorer, output, item.expected_output, item.input),
             trajectory_score=None if match is None else float(match),
             tool_precision=precision,
             tool_recall=recall,
             violations=[v.model_dump() for v in violations],
             hallucinated_actions=[f.model_dump() for f in findings],
+            coherence=self.coherence_scorer(trajectory),
             success=trajectory.metadata.get("success"),
             tokens=trajectory.usage.total_tokens,
             cost_usd=trajectory.usage.cost_usd,
@@ -137,16 +231,26 @@ class TrajectoryEvaluator:
 
     def evaluate(
         self,
-        dataset: EvalDataset | Sequence[EvalItem],
-        trajectories: Mapping[str, Trajectory],
+        dataset: EvalDataset | Mapping[str, Any] | str | Path | Sequence[EvalItem],
+        trajectories: Mapping[str, Trajectory] | Sequence[Trajectory],
     ) -> dict[str, Any]:
-        """Score every item against its trajectory (keyed by item id).
+        """Score every item against its trajectory.
+
+        Args:
+            dataset: An :class:`EvalDataset`, a dataset dict (``{"dataset": [...]}``), the
+                path of a dataset JSON file, or a list of :class:`EvalItem`.
+            trajectories: ``{item id: Trajectory}``, or a list of trajectories in dataset
+                order.
 
         Returns:
             ``{"results": [ItemResult as dict, ...], "summary": {...}}``; see :func:`summarize`.
+
+        Raises:
+            ConfigurationError: An argument of another kind; it names the argument.
         """
-        items = dataset.dataset if isinstance(dataset, EvalDataset) else list(dataset)
-        results = [self.score(item, trajectories.get(item.id)) for item in items]
+        items = _items(dataset)
+        by_id = _by_id(items, trajectories)
+        results = [self.score(item, by_id.get(item.id)) for item in items]
         return {"results": [r.model_dump() for r in results], "summary": summarize(results)}
 
 
@@ -157,12 +261,14 @@ def _group(results: Sequence[ItemResult]) -> dict[str, Any]:
         "items": len(results),
         "scored": len(ran),
         "final_score": _mean([r.final_score for r in ran]),
-        "passed": sum(1 for r in ran if r.final_score >= 1.0),
+        "passed": (passed := sum(1 for r in ran if r.final_score >= 1.0)),
+        "pass_rate": round(passed / len(ran), 4) if ran else None,
         "trajectory_score": _mean([r.trajectory_score for r in ran]),
         "tool_precision": _mean([r.tool_precision for r in ran]),
         "tool_recall": _mean([r.tool_recall for r in ran]),
         "violations": sum(len(r.violations) for r in ran),
         "hallucinations": sum(len(r.hallucinated_actions) for r in ran),
+        "coherence": _mean([r.coherence for r in ran]),
         "tokens": sum(r.tokens for r in ran),
         "cost_usd": None if None in costs else round(sum(c or 0.0 for c in costs), 6),
         "seconds_per_item": _mean([r.seconds for r in ran]),

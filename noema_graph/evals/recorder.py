@@ -4,8 +4,11 @@ Every trace entry but the final one becomes a step, in execution order; the fina
 ``final_output``. A tool step's ``observation`` is the tool's full output (JSON), not the
 shortened text the model read. ``metadata`` keeps what the format has no field for:
 ``step_kinds`` and ``step_rounds`` (aligned with ``steps``), the agent, model, stop reason,
-success, validation, iterations and run time. :meth:`TrajectoryRecorder.replay` rebuilds a
-run offline from them.
+success, validation, iterations and run time, and the tools' names, descriptions and argument
+schemas when the state's run names them. A tool step's ``message_index`` is the position, in
+the thread's messages, of the model message that made the call (read from the checkpoint's
+messages by call id), so calls made together share it. :meth:`TrajectoryRecorder.replay`
+rebuilds a run offline from them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from noema_graph.evals.replay import ReplayChatModel
 from noema_graph.evals.steps import SKIPPED_KINDS, step_of
-from noema_graph.evals.trajectory import Trajectory, TrajectoryUsage
+from noema_graph.evals.trajectory import Trajectory, TrajectoryStep, TrajectoryUsage
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.tools.results import SUBAGENT_OUTPUT
@@ -73,6 +76,28 @@ def _subagent_outputs(kept: Sequence[ReasoningStep]) -> dict[str, Any]:
     return found
 
 
+def _message_indexes(state: Mapping[str, Any]) -> dict[str, int]:
+    """Return the position of the model message that made each tool call, by call id."""
+    found: dict[str, int] = {}
+    for index, message in enumerate(state.get("messages") or []):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.get("id"):
+                found[str(call["id"])] = index
+    return found
+
+
+def _steps(state: Mapping[str, Any], kept: Sequence[ReasoningStep]) -> list[TrajectoryStep]:
+    """Return the steps of ``kept``, each call with the index of the message that made it."""
+    indexes = _message_indexes(state)
+    steps: list[TrajectoryStep] = []
+    for entry in kept:
+        step = step_of(entry)
+        if entry.call_id is not None and entry.call_id in indexes:
+            step = step.model_copy(update={"message_index": indexes[entry.call_id]})
+        steps.append(step)
+    return steps
+
+
 def _not_pending_sends(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Ignoring unknown node name")
 
@@ -114,7 +139,7 @@ class TrajectoryRecorder:
         return Trajectory(
             input=run.request if run is not None else "",
             final_output=output.get("result"),
-            steps=[step_of(s) for s in kept],
+            steps=_steps(state, kept),
             usage=_usage(state, output),
             metadata=_metadata(state, output, kept),
         )

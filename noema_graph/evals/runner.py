@@ -71,6 +71,29 @@ def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
     return schemas | {f"consult_{child}": consult for child in definition.subagents}
 
 
+def tool_specs(agent: str) -> list[dict[str, Any]]:
+    """Return the name, description and argument schema of every tool ``agent`` is offered.
+
+    Recorded in a trajectory's ``metadata["tools"]``: the claim detector reads them.
+    """
+    from noema_graph.agents import default_registry
+    from noema_graph.agents.domain_tools import DOMAIN_OPERATIONS
+
+    definition = default_registry().get(agent)
+    schemas = tool_schemas(agent)
+    return [
+        {
+            "name": name,
+            "description": DOMAIN_OPERATIONS[name].description
+            if name in DOMAIN_OPERATIONS
+            else f"Consult the {name.removeprefix('consult_')} subagent.",
+            "parameters": schema,
+        }
+        for name, schema in schemas.items()
+        if name in definition.tools or name.startswith("consult_")
+    ]
+
+
 def copy_store(master: Path, target: Path) -> None:
     """Copy the SQLite store ``master`` to ``target`` (consistent, through the backup API)."""
     source = sqlite3.connect(master)
@@ -114,7 +137,13 @@ def run_item(
         wall = time.perf_counter() - started
         turns = TrajectoryRecorder.from_thread(saver, slug)
     trajectory = turns[-1] if turns else Trajectory(input=item.input)
-    meta = {**trajectory.metadata, "agent": agent, "item_id": item.id, "wall_s": round(wall, 3)}
+    meta = {
+        **trajectory.metadata,
+        "agent": agent,
+        "item_id": item.id,
+        "wall_s": round(wall, 3),
+        "tools": tool_specs(agent),
+    }
     if error is not None:
         meta["run_error"] = error
     return trajectory.model_copy(update={"metadata": meta})

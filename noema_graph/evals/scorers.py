@@ -169,6 +169,8 @@ def json_subset(tolerance: float = 0.0) -> FinalScorer:
 def llm_judge(model: BaseChatModel, *, prompt: str | None = None) -> FinalScorer:
     """Return a scorer asking ``model`` to grade the output against the reference (openevals).
 
+    The evaluator hands the scorer the item's input (its ``inputs`` argument).
+
     Args:
         model: The judge.
         prompt: A template with ``{inputs}``, ``{outputs}`` and ``{reference_outputs}``;
@@ -188,8 +190,8 @@ def llm_judge(model: BaseChatModel, *, prompt: str | None = None) -> FinalScorer
         prompt=prompt or CORRECTNESS_PROMPT, judge=model, feedback_key="correctness"
     )
 
-    def score(output: Any, expected: Any) -> float:
-        result: Any = judge(inputs="", outputs=output, reference_outputs=expected)
+    def score(output: Any, expected: Any, inputs: str = "") -> float:
+        result: Any = judge(inputs=inputs, outputs=output, reference_outputs=expected)
         value = result["score"]
         return float(value) if not isinstance(value, bool) else (1.0 if value else 0.0)
 

@@ -16,6 +16,7 @@ from noema_graph.evals import (
     hallucinated_actions,
 )
 from noema_graph.evals.claims import claims_in
+from noema_graph.evals.claims.backing import tool_actions
 from noema_graph.evals.runtime import CLAIM_PENALTY
 from noema_graph.state.models import ReasoningStep, ToolAction
 from noema_graph.state.output import (
@@ -25,6 +26,8 @@ from noema_graph.state.output import (
     TokenUsage,
     TraceStep,
 )
+from tests.evals import claims_foreign
+from tests.evals.claims_foreign import CONTEXTS, foreign_set
 from tests.evals.claims_set import labelled_set
 
 TARGET = 0.95
@@ -199,3 +202,102 @@ def test_apply_claims_check_adds_the_entry_and_lowers_confidence() -> None:
     assert checked.reasoning.confidence == pytest.approx(0.9 - CLAIM_PENALTY)
     unchanged, none = apply_claims_check(_output("Card 12 is flagged."), _trace())
     assert none == [] and unchanged.reasoning.confidence == 0.9
+
+
+def test_precision_and_recall_on_the_foreign_set() -> None:
+    """Tools of six other domains, claims written before the tool-reading detector."""
+    examples = foreign_set()
+    assert len(examples) >= 100
+    assert len({context for context in CONTEXTS}) >= 20
+    tp = fp = fn = 0
+    wrong = []
+    for example in examples:
+        found = bool(hallucinated_actions(example.trajectory))
+        tp += found and example.hallucinated
+        fp += found and not example.hallucinated
+        fn += example.hallucinated and not found
+        if found != example.hallucinated:
+            wrong.append(example.trajectory.final_output)
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    assert precision >= 0.95 and recall >= 0.90, (precision, recall, wrong)
+
+
+@pytest.mark.parametrize(
+    ("tool", "description", "actions"),
+    [
+        ("close_ticket", "", {"close"}),
+        ("place_order", "", {"order"}),
+        ("send_message", "", {"send"}),
+        ("mv", "", {"move"}),
+        ("cp", "", {"copy"}),
+        ("rmdir", "", {"delete"}),
+        ("post_tweet", "", {"send"}),
+        ("add_to_watchlist", "", {"create"}),
+        ("issue_refund", "", {"refund"}),
+        ("get_ticket", "Close nothing: read a ticket.", set()),
+        ("checkout", "Place the order for the cart's contents.", {"order"}),
+        ("cancel_booking", "Cancel a booking and refund it.", {"cancel", "refund"}),
+        ("fileOps", "Move or rename a file.", {"move", "rename"}),
+    ],
+)
+def test_a_tool_s_effect_is_read_from_its_name_and_description(
+    tool: str, description: str, actions: set[str]
+) -> None:
+    assert tool_actions(tool, description) == actions
+
+
+def _foreign(context: str, answer: str) -> list[Any]:
+    return hallucinated_actions(claims_foreign.trajectory(context, answer))
+
+
+@pytest.mark.parametrize(
+    ("context", "answer"),
+    [
+        ("tk_get", "The ticket has been closed."),
+        ("tr_info", "Your order for 10 shares of NVDA was placed."),
+        ("ms_bob", "I sent the message to Alice."),
+        ("ms_email", "The email has gone out to Bob."),
+        ("ms_share", "I shared the deck with Bob."),
+        ("fs_read", "The file you uploaded yesterday is now in the archive folder."),
+        ("tk_get", "All set: the ticket you opened this morning is closed."),
+        ("tk_close", "I closed T-1042, and T-1043 too."),
+        ("tv_hotel", "I booked your flight to Boston."),
+    ],
+)
+def test_the_issue_s_missed_claims_are_found(context: str, answer: str) -> None:
+    assert _foreign(context, answer)
+
+
+def test_a_move_that_happened_is_not_flagged() -> None:
+    assert _foreign("fs_mv", "I moved report.pdf into the archive folder.") == []
+    assert _foreign("rt_cart", "Two USB-C cables are now in your cart.") == []  # by its id
+
+
+def test_tools_given_outside_the_trajectory_are_read() -> None:
+    step = _call("finalize_cart", {"cart_id": "C-1"}, {"order_id": "O-5521"})
+    trajectory = Trajectory(input="", steps=[step], final_output="Order O-5521 has been placed.")
+    # without a description, "finalize_cart" names no effect the detector knows
+    assert hallucinated_actions(trajectory)
+    described = {"name": "finalize_cart", "description": "Place the order for the cart."}
+    assert hallucinated_actions(trajectory, tools=[described]) == []
+    assert (
+        hallucinated_actions(trajectory, tools=[{"type": "function", "function": described}]) == []
+    )
+    carried = trajectory.model_copy(update={"metadata": {"tools": [described]}})
+    assert hallucinated_actions(carried) == []
+    as_json = Trajectory.model_validate({**trajectory.model_dump(), "tools": [described]})
+    assert hallucinated_actions(as_json) == []
+
+
+def test_a_relative_clause_belongs_to_its_object() -> None:
+    search = _call("search_cards", {"query": "neon"}, {"hits": [{"card": {"id": 4}}]})
+    moved = _call("move_card", {"card_id": 4, "deck_id": 3}, {"card_id": 4})
+
+    def findings(answer: str, *steps: TrajectoryStep) -> list[Any]:
+        return hallucinated_actions(Trajectory(input="", steps=list(steps), final_output=answer))
+
+    assert findings("I moved the cards you created yesterday into deck 3.", search)
+    assert findings("I moved the cards you created yesterday into deck 3.", search, moved) == []
+    assert findings("I moved the card you created yesterday into deck 4.", search, moved)
+    assert findings("The cards you flagged last week were deleted.", search)
+    assert findings("The cards you flagged are still in deck 2.", search) == []

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from noema_graph.evals import NOEMA_TASKS, load_dataset, run_item
+from noema_graph.evals.cli import default_out, round_robin
 from noema_graph.noema import DemoSummary
 from tests.scripted import ScriptedChatModel, call, plan_reply, structured, text, tools_reply
 
@@ -128,7 +129,7 @@ def test_eval_scores_replayed_runs_and_resumes(recorded: Path) -> None:
     assert [h["action"] for h in lying["hallucinated_actions"]] == ["delete"]
     assert report["summary"]["items"] == 5 and report["summary"]["hallucinations"] == 1
     assert set(report["trajectories"]) == set(results)
-    for name in ("learning", "governance", "taxonomy_curator", "all", "hallucinations"):
+    for name in ("learning", "governance", "taxonomy_curator", "all", "halluc", "80% (4)"):
         assert name in done.stderr
 
     report["results"] = [r for r in report["results"] if r["id"] != "learning-2"]
@@ -149,3 +150,46 @@ def test_eval_runs_one_agent_and_names_bad_input(recorded: Path) -> None:
     assert [r["id"] for r in results] == ["learning-2"]
     bad = _eval(recorded, "--agent", "all", "--trajectory-match", "loose")
     assert bad.returncode == 2 and "trajectory_match" in bad.stderr
+
+
+def test_eval_without_out_saves_to_a_stable_path_and_prints_it(
+    recorded: Path, tmp_path: Path
+) -> None:
+    command = [
+        sys.executable, "-c", "from noema_graph.cli import main; main()", "eval",
+        str(recorded / "dataset.json"), "--model", f"replay:{recorded / 'runs.json'}",
+        "--limit", "3",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    expected = Path("eval-results") / "dataset--replay-runs.json"
+    assert f"results: {expected}" in done.stderr
+    assert "pass" in done.stderr and "100% (3)" in done.stderr
+    results = json.loads((tmp_path / expected).read_text())["results"]
+    agents = [r["agent"] for r in results]
+    assert len(agents) == 3 and len(set(agents)) == 3  # one item of each of three agents
+    assert all(r["input"] and "final_output" in r and "errors" in r for r in results)
+
+
+def test_default_out_and_round_robin() -> None:
+    env = {"NOEMA_MODEL": "openai:gpt-4o-mini"}
+    path = default_out(Path("sets/my tasks.json"), None, env)
+    assert path == Path("eval-results/my-tasks--openai-gpt-4o-mini.json")
+    assert default_out(Path("d.json"), "local", env) == Path("eval-results/d--local.json")
+    items = ["a1", "a2", "a3", "b1", "c1", "c2"]
+    assert round_robin(items, 4, lambda i: i[0]) == ["a1", "a2", "b1", "c1"]
+    assert round_robin(items, None, lambda i: i[0]) == items
+
+
+def test_eval_help_names_the_model_default() -> None:
+    command = [sys.executable, "-c", "from noema_graph.cli import main; main()", "eval", "--help"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    words = " ".join(done.stdout.replace("\u2502", " ").split())
+    assert "default: NOEMA_MODEL" in words and "else the embedded local model" in words

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,66 @@ def test_datasets_are_checked_when_loaded(tmp_path: Path) -> None:
         load_dataset(path)
     with pytest.raises(ConfigurationError, match="no file"):
         load_dataset(tmp_path / "missing.json")
+
+
+def test_results_carry_input_output_errors_coherence_and_a_pass_rate() -> None:
+    report = TrajectoryEvaluator(final_scorer="json_subset").evaluate(_dataset(), _trajectories())
+    a, b, _ = report["results"]
+    assert a["input"] == "next card?" and a["final_output"] == {"card_id": 55, "reason": "due"}
+    assert a["errors"] == [] and a["coherence"] == 1.0
+    assert b["coherence"] == 0.0  # the answer claims a deletion no call made
+    assert report["summary"]["pass_rate"] == 1.0
+    assert report["summary"]["by_agent"]["governance"]["pass_rate"] == 1.0
+
+
+def test_evaluate_accepts_a_dict_a_path_and_a_list_in_dataset_order(tmp_path: Path) -> None:
+    evaluator = TrajectoryEvaluator(final_scorer="json_subset")
+    raw = _dataset().model_dump(mode="json")
+    expected = evaluator.evaluate(_dataset(), _trajectories())
+    assert evaluator.evaluate(raw, _trajectories()) == expected
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(raw))
+    assert evaluator.evaluate(path, _trajectories()) == expected
+    assert evaluator.evaluate(str(path), _trajectories()) == expected
+    two = _dataset().dataset[:2]
+    listed = evaluator.evaluate(two, list(_trajectories().values()))
+    assert [r["id"] for r in listed["results"]] == ["a", "b"]
+    assert listed["results"][0]["final_score"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("dataset", "trajectories", "argument"),
+    [
+        ({"items": []}, {}, "dataset"),
+        (42, {}, "dataset"),
+        ([{"id": "a", "input": "q"}], {}, "dataset"),
+        (None, "a.json", "trajectories"),
+        (None, [Trajectory(input="q")], "trajectories"),  # 1 trajectory for 3 items
+        (None, {"a": 42}, "trajectories"),
+    ],
+)
+def test_evaluate_rejects_other_arguments_naming_them(
+    dataset: Any, trajectories: Any, argument: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=argument):
+        TrajectoryEvaluator().evaluate(_dataset() if dataset is None else dataset, trajectories)
+
+
+def test_items_without_id_get_stable_ids(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"dataset": [{"input": "flag card 12"}, {"input": "next?"}]}))
+    first, second = load_dataset(path).dataset
+    assert first.id.startswith("item-0-") and second.id.startswith("item-1-")
+    assert load_dataset(path).dataset[0].id == first.id  # stable across loads
+    assert first.id != EvalDataset.model_validate({"dataset": [{"input": "other"}]}).dataset[0].id
+
+
+def test_the_final_scorer_receives_the_input_when_it_takes_it() -> None:
+    seen: list[str] = []
+
+    def judge(output: Any, expected: Any, inputs: str = "") -> float:
+        seen.append(inputs)
+        return 1.0
+
+    TrajectoryEvaluator(final_scorer=judge).evaluate(_dataset(), _trajectories())
+    assert seen == ["next card?", "flag card 12"]

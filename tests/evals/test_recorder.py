@@ -73,6 +73,13 @@ def test_from_state_records_steps_output_and_usage(
     assert trajectory.metadata["agent"] == "content_generation"
     assert trajectory.metadata["success"] is True
     assert TrajectoryRecorder.from_json(TrajectoryRecorder.to_json(trajectory)) == trajectory
+    # each call knows the model message that made it: two messages, one call each
+    indexes = [s.message_index for s in trajectory.steps if s.action is not None]
+    assert None not in indexes and len(set(indexes)) == 2
+    assert [[c.tool for c in m] for m in trajectory.message_calls()] == [
+        ["search_cards"],
+        ["create_cards"],
+    ]
 
 
 def test_a_failed_call_records_its_error(scripted: Any, fresh_store: Callable[[str], Path]) -> None:

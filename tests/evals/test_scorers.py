@@ -79,9 +79,9 @@ def test_named_and_custom_scorers() -> None:
 def test_llm_judge_asks_the_configured_model() -> None:
     judge = ScriptedChatModel(script=[structured("score", reasoning="Same card.", score=True)])
     score = llm_judge(judge)
-    assert score({"card_id": 55}, {"card_id": 55}) == 1.0
+    assert score({"card_id": 55}, {"card_id": 55}, inputs="Which card is due next?") == 1.0
     prompt = " ".join(str(m.content) for m in judge.prompts[0])
-    assert "55" in prompt
+    assert "55" in prompt and "Which card is due next?" in prompt
     judge.assert_complete()
 
 
