@@ -37,11 +37,13 @@ def remaining_schema(schema: type[BaseModel], filled: Mapping[str, Any]) -> type
     """
     if not filled:
         return schema
-    rest = {n: (f.annotation, f) for n, f in schema.model_fields.items() if n not in filled}
+    rest: dict[str, Any] = {
+        n: (f.annotation, f) for n, f in schema.model_fields.items() if n not in filled
+    }
     if not rest:
         return None
     # a model that writes a filled field anyway is not wrong: the tool's value replaces it
-    config = ConfigDict(**{**schema.model_config, "extra": "ignore"})
+    config: ConfigDict = {**schema.model_config, "extra": "ignore"}
     return create_model(schema.__name__, __config__=config, __doc__=schema.__doc__, **rest)
 
 

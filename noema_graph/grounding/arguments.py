@@ -126,7 +126,7 @@ def step_arguments(
     asked = seen_in(request) if asked is None else asked
     given = dict(given or {})
     properties: Mapping[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
+    required: set[str] = set(schema.get("required") or ())
     offered = [
         name
         for name in properties

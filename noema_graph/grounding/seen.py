@@ -68,8 +68,8 @@ class Seen:
         record: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType] -- JSON
         label = next((str(record[k]) for k in _LABELS if isinstance(record.get(k), str)), None)
         own = record.get("id")
-        if kind is not None and _is_int(own):
-            self.add_id(kind, int(own), label)
+        if kind is not None and isinstance(own, int) and not isinstance(own, bool):
+            self.add_id(kind, own, label)
         elif kind is not None and label is not None:
             self.add_name(kind, label)
         for key, item in record.items():

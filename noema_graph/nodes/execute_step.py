@@ -303,31 +303,25 @@ def execute_step(
     step's result), plan (advanced when the step is done), iteration, usage, trace. The
     routers send the run here only when the model may be called.
     """
+    state, advanced = _steps_done(state)
+    plan = state.get("plan")
+    if plan is not None and plan.is_complete:  # the last tool step succeeded: answer now
+        return advanced
+    step = plan.current_step if plan is not None else None
     with stopwatch() as took:
-        state, advanced = _steps_done(state)
-        plan = state.get("plan")
-        if plan is not None and plan.is_complete:  # the last tool step succeeded: answer
-            response = None
-        else:
-            tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
-            tools, schemas, call = _offer(state, deps, tools)
-            prompt, extra, trace = _prepare(state, runtime, deps, tools)
-            try:
-                response = (
-                    planned_call_message(plan.current_step, call)  # type: ignore[union-attr]
-                    if call is not None and plan is not None and plan.current_step is not None
-                    else (
-                        yield from call_model(
-                            _step_model(state, deps, tools, schemas), prompt, runtime, deps
-                        )
-                    )
-                )
-            except LLMError as exc:
-                response = exc
-            except Cancelled:
-                return {"cancelled": True, "messages": extra, "trace": trace, **advanced}
-    if response is None:
-        return {**advanced, "elapsed_s": took[0]}
+        tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
+        tools, schemas, call = _offer(state, deps, tools)
+        prompt, extra, trace = _prepare(state, runtime, deps, tools)
+        try:
+            if call is not None and step is not None:  # every argument determined
+                response: Any = planned_call_message(step, call)
+            else:
+                model = _step_model(state, deps, tools, schemas)
+                response = yield from call_model(model, prompt, runtime, deps)
+        except LLMError as exc:
+            response = exc
+        except Cancelled:
+            return {"cancelled": True, "messages": extra, "trace": trace, **advanced}
     if isinstance(response, LLMError):
         return {**_failure(state, runtime, response, extra, took[0]), **advanced}
     update = _apply(state, runtime, deps, response, extra, took[0], trace)

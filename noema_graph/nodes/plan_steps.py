@@ -93,7 +93,7 @@ def _given(step: TaskStep, request: str, trace: Sequence[ReasoningStep]) -> dict
 def _unreferenced(arguments: StepArguments, seen: Seen) -> bool:
     """Return whether a required reference argument has nothing seen to refer to."""
     schema = arguments.schema
-    required = set(schema.get("required") or ())
+    required: set[str] = set(schema.get("required") or ())
     return any(
         name in required
         and name not in arguments.values

@@ -290,7 +290,7 @@ def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> di
     request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
     trace = state.get("trace") or ()
     seen = seen_in(request, trace)
-    kinds = {kind: list(values) for kind, values in seen.ids.items()}
+    kinds: dict[str, list[Any]] = {kind: list(values) for kind, values in seen.ids.items()}
     for kind, names in seen.names.items():
         kinds.setdefault(kind, []).extend(names)
     failed = failed_calls(trace, read_only)
