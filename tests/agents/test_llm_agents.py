@@ -80,3 +80,38 @@ def test_governance_flags_the_seeded_bad_cards(local_model: Any, demo: DemoSumma
     with sqlite3.connect(demo.path) as conn:
         flagged = {row[0] for row in conn.execute("SELECT card_id FROM card_flags")}
     assert bad <= flagged
+
+
+def _category_of(demo: DemoSummary, card_id: int) -> str:
+    with sqlite3.connect(demo.path) as conn:
+        row = conn.execute(
+            "SELECT c.name FROM cards k JOIN categories c ON c.id = k.category_id WHERE k.id = ?",
+            (card_id,),
+        ).fetchone()
+    return str(row[0])
+
+
+def test_taxonomy_curator_moves_the_named_card_into_the_named_category(
+    local_model: Any, demo: DemoSummary
+) -> None:
+    # the default plan (list_categories, then move_card), the ids grounded in the request and
+    # the category list, the moves read from the call: no id is the model's to invent
+    request = "Move card 5 ('What is the capital of Spain?') into the Geography category."
+    out = _run(local_model, demo, "taxonomy_curator", request)
+    assert _category_of(demo, 5) == "Geography"
+    assert out.metadata.tools_used == ["list_categories", "move_card"]
+    with LearningStore.open(demo.path) as store:
+        geography = next(
+            c.id for c in store.call("list_categories").categories if c.name == "Geography"
+        )
+    assert out.result["moves"] == [{"card_id": 5, "category_id": geography}]
+
+
+def test_knowledge_graph_links_the_two_named_concepts(local_model: Any, demo: DemoSummary) -> None:
+    request = "Link the concept Halogens to Alkali metals (contrasts_with)."
+    out = _run(local_model, demo, "knowledge_graph", request)
+    link = {"source": "Halogens", "target": "Alkali metals", "kind": "contrasts_with"}
+    assert out.result["links"] == [link]
+    with LearningStore.open(demo.path) as store:
+        links = store.call("get_concept_graph").links
+    assert any((x.source, x.target, x.kind) == tuple(link.values()) for x in links)
