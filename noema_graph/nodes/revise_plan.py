@@ -74,20 +74,22 @@ def _update(
         )
         return {**update, "usage": usage, "trace": [step]}
     new_plan = revised(plan, draft)
-    step = ReasoningStep(
+    step = _announced(state, runtime, new_plan, replans, f"Plan revised (#{replans}).")
+    return {**update, "plan": new_plan, "usage": usage, "trace": [step]}
+
+
+def _announced(
+    state: AgentState, runtime: Runtime[Any], plan: TaskPlan, replans: int, thought: str
+) -> ReasoningStep:
+    """Emit the revised plan as a ``plan_revised`` event; return its trace step."""
+    steps = [s.description for s in plan.steps]
+    emit(runtime, PlanRevised(goal=plan.goal, steps=steps, replans=replans), state)
+    return ReasoningStep(
         kind="plan_revised",
-        thought=f"Plan revised (#{replans}).",
-        observation="\n".join(s.description for s in new_plan.steps),
+        thought=thought,
+        observation="\n".join(steps),
         round=int(state.get("iteration") or 0),
     )
-    emit(
-        runtime,
-        PlanRevised(
-            goal=new_plan.goal, steps=[s.description for s in new_plan.steps], replans=replans
-        ),
-        state,
-    )
-    return {**update, "plan": new_plan, "usage": usage, "trace": [step]}
 
 
 def revise_plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
@@ -130,14 +132,8 @@ def _with_fix(
     """Make the fix a failed call's error names the next step (no model call)."""
     replans = int(state.get("replans") or 0) + 1
     new_plan = with_fix_step(plan, fix)
-    step = ReasoningStep(
-        kind="plan_revised",
-        thought=f"Plan revised (#{replans}): the last error names its fix.",
-        observation="\n".join(s.description for s in new_plan.steps),
-        round=int(state.get("iteration") or 0),
-    )
-    steps = [s.description for s in new_plan.steps]
-    emit(runtime, PlanRevised(goal=new_plan.goal, steps=steps, replans=replans), state)
+    thought = f"Plan revised (#{replans}): the last error names its fix."
+    step = _announced(state, runtime, new_plan, replans, thought)
     return {"replans": replans, "plan": new_plan, "trace": [step]}
 
 
