@@ -213,3 +213,32 @@ def test_of_a_choice_of_tools_the_one_taking_the_named_record_is_kept(tmp_path: 
     scan = planned_turn(step, tools, "Find bad cards. [learner: ada, user_id 1]", [])
     assert [t.name for t in scan.tools] == ["flag_quality_issues"]
     assert scan.call is not None and scan.call["args"] == {}  # made without the model
+
+
+def test_the_grammar_is_bound_again_only_when_the_seen_values_change() -> None:
+    from langchain_core.tools import tool
+
+    from noema_graph.config import AgentConfig
+    from noema_graph.nodes.deps import make_deps
+    from tests.scripted import ScriptedChatModel
+
+    @tool
+    def get_card(card_id: int) -> str:
+        """Return a card."""
+        return str(card_id)
+
+    deps = make_deps(
+        AgentConfig(protocol="react", enabled_toolkits=()),
+        model=ScriptedChatModel(script=[]),
+        tools=[get_card],
+    )
+    seen_5 = {"get_card": {"type": "object", "properties": {"card_id": {"enum": [5]}}}}
+    seen_5_6 = {"get_card": {"type": "object", "properties": {"card_id": {"enum": [5, 6]}}}}
+    first = deps.step_model([get_card], seen_5)
+    assert deps.step_model([get_card], dict(seen_5)) is first  # same values: bound once
+    changed = deps.step_model([get_card], seen_5_6)
+    assert changed is not first
+    from noema_graph.models.grammar import react_grammar
+
+    assert '"5" | "6"' in react_grammar([get_card], schemas=seen_5_6)
+    assert '"6"' not in react_grammar([get_card], schemas=seen_5)
