@@ -172,15 +172,20 @@ def _to_thread(
 
 
 def _sqlite_path(owner: Any) -> Path | None:
-    """Return the SQLite file of a saver or Store, or None (unknown, or in memory)."""
-    path = getattr(owner, "path", None)
+    """Return the SQLite file of a saver or Store, or None (unknown, or in memory).
+
+    noema's savers name it (``noema_path``); otherwise it is read from a sqlite3 connection:
+    the object's own, or its writer's (noema's async savers and stores).
+    """
+    path = getattr(owner, "noema_path", None)
     if isinstance(path, Path):
         return path
-    conn = getattr(owner, "conn", None)
-    if isinstance(conn, sqlite3.Connection):
-        rows = conn.execute("PRAGMA database_list").fetchall()
-        main = next((str(r[2]) for r in rows if r[1] == "main"), "")
-        return Path(main) if main else None
+    writer = getattr(owner, "writer", None)
+    for conn in (getattr(owner, "conn", None), getattr(writer, "conn", None)):
+        if isinstance(conn, sqlite3.Connection):
+            rows = conn.execute("PRAGMA database_list").fetchall()
+            main = next((str(r[2]) for r in rows if r[1] == "main"), "")
+            return Path(main) if main else None
     return None
 
 
