@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -135,9 +135,7 @@ class Lease:
         return json.dumps({**writer(), "since": time.time()})
 
 
-def new_lease(
-    database: Database, thread_id: str, configurable: Mapping[str, Any]
-) -> Lease:
+def new_lease(database: Database, thread_id: str, configurable: Mapping[str, Any]) -> Lease:
     """Return the lease a run of ``thread_id`` takes (its strategy and TTL from the config)."""
     return Lease(
         database, thread_id, strategy_of(configurable), ttl_of(configurable), uuid.uuid4().hex
@@ -175,7 +173,9 @@ def _try(lease: Lease, run: Run[Rows]) -> dict[str, Any] | None:
     if ended(info):
         params = (lease.holder, lease.info(), until, lease.thread_id, holder)
         if run(TAKEOVER_SQL, params):
-            logger.info("took over the lease of %s from dead pid %s", lease.thread_id, info.get("pid"))
+            logger.info(
+                "took over the lease of %s from dead pid %s", lease.thread_id, info.get("pid")
+            )
             return None
         return RETRY  # another run took it over first
     return info
@@ -268,7 +268,7 @@ def _lost(lease: Lease) -> None:
 
 
 @contextmanager
-def hold(lease: Lease) -> Iterator[None]:
+def hold(lease: Lease) -> Generator[None]:
     """Take ``lease``, renew it from a thread while the block runs, release it at the end."""
     acquire(lease)
     stop = threading.Event()
@@ -294,7 +294,7 @@ def hold(lease: Lease) -> Iterator[None]:
 
 
 @asynccontextmanager
-async def ahold(lease: Lease) -> AsyncIterator[None]:
+async def ahold(lease: Lease) -> AsyncGenerator[None]:
     """Async :func:`hold`: an asyncio task renews the lease."""
     await aacquire(lease)
 

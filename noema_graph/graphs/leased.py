@@ -41,7 +41,9 @@ class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
             return None
         return self.checkpointer, str(thread)
 
-    def _lease(self, database: Database | None, thread: str, config: RunnableConfig | None) -> Lease | None:
+    def _lease(
+        self, database: Database | None, thread: str, config: RunnableConfig | None
+    ) -> Lease | None:
         if database is None:
             _unleased(type(self.checkpointer).__name__)
             return None

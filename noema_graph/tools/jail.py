@@ -1,15 +1,16 @@
 """Run ``bash`` and ``python_executor`` commands in a bubblewrap sandbox.
 
 Each call gets its own user, PID, mount, network, IPC, UTS and cgroup namespaces (``bwrap``),
-and a filesystem that holds only what it needs: the working directory (read-write), the
-system directories a shell and Python need (read-only: :data:`SYSTEM_PATHS`), the Python
+and a filesystem holding only what it needs: the working directory (read-write), the system
+directories a shell and Python need (read-only: :data:`SYSTEM_PATHS`), the Python
 environment running the tool (``sys.prefix``, the interpreter), the policy's ``read_paths``
 (read-only), private size-capped ``/tmp`` and ``/dev/shm``, its own ``/proc`` and a minimal
 ``/dev``. Nothing else exists in it: not the working directory's parent, not the homes, not
-``/run``; host keys under ``/etc`` are masked. An allow-listed environment, no capabilities, and resource limits (address space, CPU seconds,
-file size, no core dumps) set by a small launcher before ``bwrap`` starts. Processes are capped
-by a pids cgroup (root) or ``RLIMIT_NPROC`` (other users). When the command's first process
-exits, the PID namespace dies and the kernel kills every process left in it.
+``/run``; host keys under ``/etc`` are masked. The environment is an allow-list; no
+capabilities; resource limits (address space, CPU seconds, file size, no core dumps) are set
+by a small launcher before ``bwrap`` starts. Processes are capped by a pids cgroup (root) or
+``RLIMIT_NPROC`` (other users). When the command's first process exits, the PID namespace
+dies and the kernel kills every process left in it.
 
 Why bubblewrap, and what it does not do: see SECURITY.md next to this module.
 """

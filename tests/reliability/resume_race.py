@@ -17,7 +17,6 @@ Worker: ``python -m tests.reliability.resume_race FOLDER DB WORKER WORKERS ROUND
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -113,7 +112,9 @@ def _outcome(state: dict[str, Any]) -> str:
     return "ran" if charged and charged[-1].status == "success" else "refused"
 
 
-def _one_round(backend: Any, folder: Path, worker: int, workers: int, round_: int, strategy: str) -> str:
+def _one_round(
+    backend: Any, folder: Path, worker: int, workers: int, round_: int, strategy: str
+) -> str:
     model = ScriptedChatModel(script=[text("charged")])
     graph = graph_for(backend, folder, workers, strategy, model)
     run_config = config(round_, strategy)
@@ -156,11 +157,20 @@ def worker() -> None:
             os.replace(folder / f"tmp-{round_}-{index}", folder / f"result-{round_}-{index}")
 
 
-def race(db: str, folder: Path, *, workers: int, rounds: int, strategy: str) -> list[list[str]]:
+def race(
+    db: str,
+    folder: Path,
+    *,
+    workers: int,
+    rounds: int,
+    strategy: str,
+    timings: list[float] | None = None,
+) -> list[list[str]]:
     """Run ``rounds`` races of ``workers`` processes on ``db``; return each round's outcomes.
 
     ``strategy``: ``reject`` or ``enqueue`` (resumes of a paused run), or ``claim`` (ledger
-    claims of one call, straight, without a run or a lease).
+    claims of one call, straight, without a run or a lease). ``timings`` receives each
+    round's seconds from the barrier's release to the last result.
     """
     if strategy != "claim":
         pause(db, folder, rounds)
@@ -182,8 +192,11 @@ def race(db: str, folder: Path, *, workers: int, rounds: int, strategy: str) -> 
         for round_ in range(rounds):
             ready = lambda r=round_: len(list(folder.glob(f"ready-{r}-*"))) == workers  # noqa: E731
             wait_for(ready, f"{workers} workers ready for round {round_}")
+            started = time.perf_counter()
             os.write(barriers[round_], b"x" * workers)  # all of them at once
             wait_for(lambda r=round_: len(results(folder, r)) == workers, f"round {round_}")
+            if timings is not None:
+                timings.append(time.perf_counter() - started)
     finally:
         for fd in barriers:
             os.close(fd)

@@ -62,7 +62,9 @@ def _lease_row(db: Path, thread: str, info: dict[str, Any], expires_at: float) -
 
 
 def _graph(saver: Any, *replies: Any) -> Any:
-    return build_agent_graph(cfg(), model=ScriptedChatModel(script=list(replies)), checkpointer=saver)
+    return build_agent_graph(
+        cfg(), model=ScriptedChatModel(script=list(replies)), checkpointer=saver
+    )
 
 
 REQUEST: Any = {"messages": [("user", "hi")]}
@@ -72,7 +74,9 @@ ELSEWHERE = {"pid": 1, "host": "another-host", "start": 1, "since": 1_700_000_00
 def test_a_live_holder_elsewhere_is_named_then_its_expired_lease_is_taken(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite"
     with sqlite_checkpointer(db) as saver:
-        _graph(saver, plan_reply("x"), text("a")).invoke(REQUEST, {"configurable": {"thread_id": "t0"}})
+        _graph(saver, plan_reply("x"), text("a")).invoke(
+            REQUEST, {"configurable": {"thread_id": "t0"}}
+        )
         _lease_row(db, "t1", ELSEWHERE, time.time() + 3600)
         with pytest.raises(ThreadBusy, match=r"thread 't1' is busy.*pid 1 on another-host") as busy:
             _graph(saver).invoke(REQUEST, {"configurable": {"thread_id": "t1"}})
@@ -93,7 +97,9 @@ def test_the_lease_of_a_dead_process_on_this_host_is_taken_at_once(tmp_path: Pat
                           capture_output=True, text=True, check=True)  # fmt: skip
     db = tmp_path / "runs.sqlite"
     with sqlite_checkpointer(db) as saver:
-        _graph(saver, plan_reply("x"), text("a")).invoke(REQUEST, {"configurable": {"thread_id": "t0"}})
+        _graph(saver, plan_reply("x"), text("a")).invoke(
+            REQUEST, {"configurable": {"thread_id": "t0"}}
+        )
         info = {"pid": int(dead.stdout), "host": socket.gethostname(), "start": 1, "since": 1}
         _lease_row(db, "t1", info, time.time() + 3600)
         state = _graph(saver, plan_reply("x"), text("b")).invoke(
@@ -121,7 +127,9 @@ async def test_astream_holds_the_lease_and_renews_it_until_the_run_ends() -> Non
         await release.wait()
         return "done"
 
-    model = ScriptedChatModel(script=[plan_reply("x"), tools_reply(call("slow", {}, "s1")), text("ok")])
+    model = ScriptedChatModel(
+        script=[plan_reply("x"), tools_reply(call("slow", {}, "s1")), text("ok")]
+    )
     graph = build_agent_graph(cfg(), model=model, tools=[slow], checkpointer=saver)
     config: Any = {"configurable": {"thread_id": "a", "lease_ttl_s": 0.3}}
     first = asyncio.create_task(graph.ainvoke(REQUEST, config))
@@ -134,7 +142,9 @@ async def test_astream_holds_the_lease_and_renews_it_until_the_run_ends() -> Non
     database = database_of(saver)
     assert database is not None and database.run is not None
     [(_, _, expires)] = database.run(READ_SQL, ("a",))
-    while database.run(READ_SQL, ("a",))[0][2] == expires:  # renewed every ttl/3
+    while True:  # wait for the renewal (every ttl/3), a condition on the database
+        if database.run(READ_SQL, ("a",))[0][2] != expires:
+            break
         await asyncio.sleep(0.01)
     release.set()
     assert (await first)["output"]["success"]
