@@ -95,7 +95,7 @@ def _pg(sql: str) -> str:
 
 
 def _params(params: Sequence[Any]) -> tuple[Any, ...] | None:
-    """Return psycopg's parameters: None (the simple protocol: several statements) when empty."""
+    """Return psycopg's parameters (None when there are none: ``%`` is then plain text)."""
     return tuple(params) or None
 
 
@@ -256,7 +256,8 @@ def _setup_batches(database: Database, statements: Sequence[str]) -> list[str]:
     """
     if database.dialect == "sqlite":
         return list(statements)
-    return [";\n".join([f"SELECT pg_advisory_xact_lock({SETUP_LOCK})", *statements])]
+    body = "; ".join([f"PERFORM pg_advisory_xact_lock({SETUP_LOCK})", *statements])
+    return [f"DO $$ BEGIN {body}; END $$"]  # one statement: the pool prepares every one
 
 
 def _ready(database: Database, key: str) -> bool:
