@@ -125,8 +125,9 @@ def _refusal(previous: dict[str, Any]) -> str | None:
             "interrupted; its effect is in place."
         )
     return (
-        "Not executed again: this non-idempotent call was interrupted by a crash and may or "
-        "may not have taken effect. Check its effect before calling it again with a new call."
+        "Not executed again: this non-idempotent call was interrupted by a crash (or is "
+        "running in another process) and may or may not have taken effect. Check its effect "
+        "before calling it again with a new call."
     )
 
 
