@@ -27,7 +27,6 @@ from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
     EXIT_PAUSED,
-    EXIT_UNSUCCESSFUL,
     EXIT_USAGE,
     LEARNING_TABLES,
     DatabaseUrlOpt,
@@ -35,6 +34,7 @@ from noema_graph.cli_errors import (
     check_database,
     check_request,
     exit_code,
+    failure_code,
     resolve_database,
     resume_hint,
     say_error,
@@ -162,9 +162,9 @@ def _model(spec: str | None) -> Any:
 
 
 def _fail(exc: NoemaError) -> None:
-    """Print ``exc`` in one line; exit 2 for a bad value (it names its fix), else 1."""
+    """Print ``exc`` in one line; exit 3 for a busy thread, 2 for a bad value, else 1."""
     say_error(str(exc))
-    raise typer.Exit(EXIT_USAGE if isinstance(exc, FieldError) else EXIT_UNSUCCESSFUL)
+    raise typer.Exit(failure_code(exc))
 
 
 def _view(show: Show) -> RunView:

@@ -34,6 +34,8 @@ from typing import Any, Literal
 
 Dialect = Literal["sqlite", "postgres"]
 Rows = list[tuple[Any, ...]]
+LEDGER_TABLE = "noema_tool_ledger"
+"""The tool ledger's table (:mod:`noema_graph.nodes.ledger`)."""
 SQLITE_BUSY_S = 0.05
 """How long one SQLite statement waits for a locked file before raising (callers retry)."""
 

@@ -35,7 +35,13 @@ from langgraph.store.base import BaseStore
 from noema_graph.backends import store_errors
 from noema_graph.effects import Steps, io
 from noema_graph.errors import NoemaError
-from noema_graph.side_tables import Database, adatabase_of, aensure_tables, database_of
+from noema_graph.side_tables import (
+    LEDGER_TABLE,
+    Database,
+    adatabase_of,
+    aensure_tables,
+    database_of,
+)
 from noema_graph.side_tables import ensure_tables as ensure_side_tables
 from noema_graph.sqlite_writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
 
@@ -44,7 +50,6 @@ T = TypeVar("T")
 
 LEDGER_NAMESPACE = ("noema", "tool_ledger")
 """Where the ledger lived before it had its own table (Store items; still pruned)."""
-LEDGER_TABLE = "noema_tool_ledger"
 TABLES = (
     f"CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} ("
     " thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,"

@@ -149,3 +149,27 @@ async def test_astream_holds_the_lease_and_renews_it_until_the_run_ends() -> Non
     release.set()
     assert (await first)["output"]["success"]
     assert database.run(READ_SQL, ("a",)) == []  # released
+
+
+def test_the_cli_prints_one_line_and_exits_3_on_a_busy_thread(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from noema_graph.lease import TABLES
+    from tests.reliability.resume_race import ROOT
+
+    db = tmp_path / "runs.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute(TABLES[0])
+    _lease_row(db, "busy", ELSEWHERE, time.time() + 3600)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.cli.launch", "hello", "run", "--thread", "busy",
+         "--db", str(db), "hi"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        check=False,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: thread 'busy' is busy") and "another-host" in line
