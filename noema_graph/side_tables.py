@@ -50,6 +50,7 @@ class Database:
     dialect: Dialect
     run: Callable[[str, Sequence[Any]], Rows] | None
     arun: Callable[[str, Sequence[Any]], Awaitable[Rows]]
+    in_memory: bool = False
 
 
 def _sqlite_file(path: Path) -> Database:
@@ -87,7 +88,7 @@ def _memory(owner: Any) -> Database:
         async def arun(sql: str, params: Sequence[Any]) -> Rows:
             return run(sql, params)  # in memory: nothing to wait for
 
-        database = Database("sqlite", run, arun)
+        database = Database("sqlite", run, arun, in_memory=True)
         _MEMORY[owner] = database
         return database
 

@@ -69,6 +69,32 @@ SETTLE_SQL = (
     f"UPDATE {LEDGER_TABLE} SET status = ?, updated_at = ? WHERE thread_id = ? AND call_id = ?"
 )
 READ_SQL = f"SELECT call_id, status, tool FROM {LEDGER_TABLE} WHERE thread_id = ?"
+_PREFIX = ".".join(LEDGER_NAMESPACE) + "."
+LEGACY_SQL = {
+    "sqlite": (
+        f"INSERT INTO {LEDGER_TABLE} (thread_id, call_id, tool, status, updated_at)"
+        f" SELECT substr(prefix, {len(_PREFIX) + 1}), key,"
+        " CASE WHEN json_valid(value) THEN coalesce(json_extract(value, '$.tool'), '?')"
+        " ELSE '?' END,"
+        " CASE WHEN json_valid(value) THEN coalesce(json_extract(value, '$.status'), 'started')"
+        " ELSE 'started' END, 0"
+        f" FROM store WHERE prefix LIKE '{_PREFIX}%' ON CONFLICT DO NOTHING"
+    ),
+    "postgres": (
+        f"INSERT INTO {LEDGER_TABLE} (thread_id, call_id, tool, status, updated_at)"
+        f" SELECT substr(prefix, {len(_PREFIX) + 1}), key, coalesce(value->>'tool', '?'),"
+        " coalesce(value->>'status', 'started'), 0"
+        f" FROM store WHERE prefix LIKE '{_PREFIX}%' ON CONFLICT DO NOTHING"
+    ),
+}
+"""Carry the entries a file kept as Store items (before the table) into the table, once."""
+
+
+def _tables(database: Database) -> tuple[str, ...]:
+    """Return the setup statements: the table, then the older entries of a SQL Store."""
+    return TABLES if database.in_memory else (*TABLES, LEGACY_SQL[database.dialect])
+
+
 LedgerStatus = Literal["started", "done", "paused"]
 """A call's ledger entry: running (or crashed), finished, or paused by its own interrupt()."""
 
@@ -98,14 +124,14 @@ def _database(store: BaseStore) -> Steps[Database]:
         found = database_of(store)
         if found is None or found.run is None:
             raise NoAtomicClaim(type(store).__name__)
-        ensure_side_tables(found, LEDGER_TABLE, TABLES)
+        ensure_side_tables(found, LEDGER_TABLE, _tables(found))
         return found
 
     async def arun() -> Database:
         found = await adatabase_of(store)
         if found is None:
             raise NoAtomicClaim(type(store).__name__)
-        await aensure_tables(found, LEDGER_TABLE, TABLES)
+        await aensure_tables(found, LEDGER_TABLE, _tables(found))
         return found
 
     return (yield from _retried(run, arun))
@@ -233,7 +259,7 @@ def entries(store: BaseStore, thread: str) -> dict[str, LedgerStatus]:
     database = database_of(store)
     if database is None or database.run is None:
         raise NoAtomicClaim(type(store).__name__)
-    ensure_side_tables(database, LEDGER_TABLE, TABLES)
+    ensure_side_tables(database, LEDGER_TABLE, _tables(database))
     return {str(row[0]): row[1] for row in database.run(READ_SQL, (thread,))}
 
 
@@ -242,5 +268,5 @@ async def aentries(store: BaseStore, thread: str) -> dict[str, LedgerStatus]:
     database = await adatabase_of(store)
     if database is None:
         raise NoAtomicClaim(type(store).__name__)
-    await aensure_tables(database, LEDGER_TABLE, TABLES)
+    await aensure_tables(database, LEDGER_TABLE, _tables(database))
     return {str(row[0]): row[1] for row in await database.arun(READ_SQL, (thread,))}
