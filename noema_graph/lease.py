@@ -235,15 +235,16 @@ async def aacquire(lease: Lease) -> None:
     """Async :func:`acquire`."""
     await _aretrying(lambda: aensure_tables(lease.database, LEASE_TABLE, TABLES))
     delay = FIRST_DELAY_S
+    info = await asyncio.to_thread(lease.info)  # reads /proc: not on the event loop
     while True:
         now = time.time()
         until = now + lease.ttl_s
-        params = (lease.thread_id, lease.holder, lease.info(), until, now)
+        params = (lease.thread_id, lease.holder, info, until, now)
         if await _arun(lease, TAKE_SQL, params):
             return
         found = _holder_of(await _arun(lease, READ_SQL, (lease.thread_id,)))
-        if found is not None and ended(found[1]):
-            takeover = (lease.holder, lease.info(), until, lease.thread_id, found[0])
+        if found is not None and await asyncio.to_thread(ended, found[1]):
+            takeover = (lease.holder, info, until, lease.thread_id, found[0])
             if await _arun(lease, TAKEOVER_SQL, takeover):
                 return
         elif found is not None:

@@ -87,7 +87,7 @@ def _memory(owner: Any) -> Database:
                 return [tuple(row) for row in conn.execute(sql, tuple(params)).fetchall()]
 
         async def arun(sql: str, params: Sequence[Any]) -> Rows:
-            return run(sql, params)  # in memory: nothing to wait for
+            return await asyncio.to_thread(run, sql, params)  # sqlite3 calls block the loop
 
         database = Database("sqlite", run, arun, in_memory=True)
         _MEMORY[owner] = database
@@ -229,8 +229,8 @@ def _find(owner: Any) -> Database | None:
 
 
 async def adatabase_of(owner: Any) -> Database | None:
-    """Async :func:`database_of`: also finds the file of an aiosqlite connection."""
-    found = database_of(owner)
+    """Async :func:`database_of` (off the event loop): also finds an aiosqlite connection's file."""
+    found = await asyncio.to_thread(database_of, owner)
     if found is not None:
         return found
     conn: Any = getattr(owner, "conn", None)
