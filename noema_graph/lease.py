@@ -268,6 +268,15 @@ def _lost(lease: Lease) -> None:
     )
 
 
+def _unreleased(lease: Lease, exc: BaseException) -> None:
+    logger.warning(
+        "could not release the lease of %s (%s); it expires in %.0f s",
+        lease.thread_id,
+        exc,
+        lease.ttl_s,
+    )
+
+
 @contextmanager
 def hold(lease: Lease) -> Generator[None]:
     """Take ``lease``, renew it from a thread while the block runs, release it at the end."""
@@ -291,7 +300,10 @@ def hold(lease: Lease) -> Generator[None]:
     finally:
         stop.set()
         renewer.join()
-        run(RELEASE_SQL, (lease.thread_id, lease.holder))
+        try:
+            run(RELEASE_SQL, (lease.thread_id, lease.holder))
+        except Exception as exc:  # the database went away: the lease expires on its own
+            _unreleased(lease, exc)
 
 
 @asynccontextmanager
@@ -315,7 +327,10 @@ async def ahold(lease: Lease) -> AsyncGenerator[None]:
     finally:
         renewer.cancel()
         await asyncio.gather(renewer, return_exceptions=True)
-        await asyncio.shield(_arun(lease, RELEASE_SQL, (lease.thread_id, lease.holder)))
+        try:
+            await asyncio.shield(_arun(lease, RELEASE_SQL, (lease.thread_id, lease.holder)))
+        except Exception as exc:  # the database went away: the lease expires on its own
+            _unreleased(lease, exc)
 
 
 def holder(database: Database, thread_id: str) -> dict[str, Any] | None:
