@@ -17,6 +17,7 @@ Worker: ``python -m tests.reliability.resume_race FOLDER DB WORKER WORKERS ROUND
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -37,8 +38,9 @@ from tests.core.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 120.0
-"""Longest wait for a condition (the other workers, the barrier) before giving up."""
+WAIT_S = 300.0
+"""Longest wait for a condition (the other workers, the barrier) before giving up: 16
+processes importing and opening a backend on a loaded 2-core machine take a minute or two."""
 
 
 def thread_of(round_: int) -> str:
@@ -190,20 +192,39 @@ def race(
     ]
     try:
         for round_ in range(rounds):
-            ready = lambda r=round_: len(list(folder.glob(f"ready-{r}-*"))) == workers  # noqa: E731
+            ready = functools.partial(_count, folder, f"ready-{round_}-*", procs, workers)
             wait_for(ready, f"{workers} workers ready for round {round_}")
             started = time.perf_counter()
             os.write(barriers[round_], b"x" * workers)  # all of them at once
-            wait_for(lambda r=round_: len(results(folder, r)) == workers, f"round {round_}")
+            done = functools.partial(_count, folder, f"result-{round_}-*", procs, workers)
+            wait_for(done, f"round {round_}")
             if timings is not None:
                 timings.append(time.perf_counter() - started)
+    except BaseException:
+        for proc in procs:  # a round that did not finish: stop everyone now
+            proc.kill()
+            proc.wait()
+        raise
     finally:
         for fd in barriers:
             os.close(fd)
-        for proc in procs:
-            if proc.wait(timeout=WAIT_S) != 0:
-                raise RuntimeError(f"worker {proc.pid} exited with {proc.returncode}")
+    for proc in procs:
+        if proc.wait(timeout=WAIT_S) != 0:
+            raise RuntimeError(f"worker {proc.pid} exited with {proc.returncode}")
     return [sorted(results(folder, r)) for r in range(rounds)]
+
+
+def _count(folder: Path, pattern: str, procs: list[subprocess.Popen[bytes]], n: int) -> bool:
+    """Return True once ``n`` files match ``pattern`` (raises when a worker failed)."""
+    return _alive(procs) and len(list(folder.glob(pattern))) >= n
+
+
+def _alive(procs: list[subprocess.Popen[bytes]]) -> bool:
+    """Return True while no worker has failed (a failed one raises: no point waiting on)."""
+    for proc in procs:
+        if proc.poll() not in (None, 0):
+            raise RuntimeError(f"worker {proc.pid} exited with {proc.returncode}")
+    return True
 
 
 def effects(folder: Path) -> list[str]:
