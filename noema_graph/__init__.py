@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from noema_graph.graphs import build_agent_graph, build_ask_graph
     from noema_graph.hitl import approve, edit, pending, reject, resume_with
     from noema_graph.hooks import HookCall, Hooks
+    from noema_graph.lease import ThreadBusy
     from noema_graph.persistence import (
         async_sqlite_checkpointer,
         async_sqlite_store,
@@ -40,6 +41,7 @@ __all__ = [
     "NoemaError",
     "Outcome",
     "RunContext",
+    "ThreadBusy",
     "ainvoke_cancellable",
     "approve",
     "arun_agent",

@@ -2,7 +2,8 @@
 
 ``open_backend(url)`` (sync) and ``open_async_backend(url)`` (async) are the only places that
 know which backend a URL names; callers get a :class:`Backend` holding a LangGraph
-checkpointer and Store (the tool ledger lives in the Store, so it follows).
+checkpointer and Store (the tool ledger's table lives in the Store's database and the thread
+lease's in the checkpointer's, so both follow).
 
 - ``sqlite:///path``, or a plain path: the SQLite file, opened by
   :mod:`noema_graph.persistence` exactly as before (WAL, one writer per file, damage checks).

@@ -164,10 +164,7 @@ def _model(spec: str | None) -> Any:
 
 
 def _fail(exc: NoemaError) -> None:
-    """Print ``exc`` in one line; exit 2 for a bad value or a database out of reach, else 1.
-
-    A bad value's message names its fix; a database's names the URL, password masked.
-    """
+    """Print ``exc`` in one line and exit with :func:`failure_code` (3 busy, 2 bad value)."""
     say_error(str(exc))
     raise typer.Exit(failure_code(exc))
 

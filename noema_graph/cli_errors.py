@@ -6,14 +6,16 @@ Every subcommand exits with one of:
 0    success
 1    the run ended without success (a limit, ``llm_error``, ``ungrounded``...)
 2    usage or input error: a bad flag, an unknown agent or thread, a foreign file
-3    paused for a person: an interrupt waits and stdin had no answer
+3    paused for a person: an interrupt waits and stdin had no answer; or the thread is busy:
+     another run holds its lease (``ThreadBusy``, one line naming the holder)
 130  cancelled (Ctrl-C); ``noema-graph resume THREAD`` continues the run
 ==== ==========================================================================
 
 A user mistake prints one line on stderr, ``error: <what> (fix: <how>)``, never a traceback:
 :func:`usage_error` for the commands' own checks, :class:`OneLineErrors` for what click finds
 while parsing (bad flag values, missing arguments). Only typer, click, rich and sqlite3 are
-imported here, so ``noema-graph --help`` stays fast.
+imported here (and noema's light error and lease modules), so ``noema-graph --help`` stays
+fast.
 """
 
 from __future__ import annotations
@@ -37,13 +39,20 @@ from typer._click.exceptions import (
 )
 from typer.core import TyperGroup
 
+from noema_graph.errors import FieldError
+from noema_graph.lease import LEASE_TABLE, ThreadBusy
+from noema_graph.side_tables import LEDGER_TABLE
+
 EXIT_OK = 0
 EXIT_UNSUCCESSFUL = 1
 EXIT_USAGE = 2
 EXIT_PAUSED = 3
+EXIT_BUSY = 3
 EXIT_CANCELLED = 130
 
-CHECKPOINT_TABLES = frozenset({"checkpoints", "writes", "store", "noema_events"})
+CHECKPOINT_TABLES = frozenset(
+    {"checkpoints", "writes", "store", "noema_events", LEASE_TABLE, LEDGER_TABLE}
+)
 """Tables a noema-graph run file holds (LangGraph's saver and store, the event log)."""
 LEARNING_TABLES = frozenset({"users", "decks", "cards", "reviews"})
 """Tables of a Noema learning store (``noema-graph demo-data``)."""
@@ -60,6 +69,21 @@ def say_error(message: str, fix: str | None = None) -> None:
     if fix:
         line.append(f" (fix: {fix})")
     errors.print(line)
+
+
+def failure_code(exc: BaseException) -> int:
+    """Return the exit code of a command that failed with ``exc`` (printed as one line).
+
+    3 for a busy thread (another run holds it), 2 for a bad value (a ``FieldError``: its
+    message names the fix) and for a database that cannot be reached (its message names the
+    URL, password masked), else 1.
+    """
+    from noema_graph.backends import DatabaseUnavailable
+
+    if isinstance(exc, ThreadBusy):
+        return EXIT_BUSY
+    bad = isinstance(exc, FieldError | DatabaseUnavailable)
+    return EXIT_USAGE if bad else EXIT_UNSUCCESSFUL
 
 
 def usage_error(message: str, fix: str | None = None) -> NoReturn:
@@ -224,15 +248,3 @@ def resolve_database(db: Path | None, url: str | None, *, must_exist: bool = Fal
     path = sqlite_path(chosen)
     check_database(path, must_exist=must_exist)
     return path
-
-
-def failure_code(exc: BaseException) -> int:
-    """Return the exit code of a library error the CLI printed in one line.
-
-    2 for a bad value (a ``FieldError``: its message names the fix) and for a database that
-    cannot be reached (its message names the URL, password masked); 1 for anything else.
-    """
-    from noema_graph.backends import DatabaseUnavailable
-    from noema_graph.errors import FieldError
-
-    return EXIT_USAGE if isinstance(exc, FieldError | DatabaseUnavailable) else EXIT_UNSUCCESSFUL

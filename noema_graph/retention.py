@@ -27,7 +27,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[r
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.nodes.ledger import LEDGER_NAMESPACE, LEDGER_TABLE
 from noema_graph.observability import eventlog
 from noema_graph.state.agent import replayed
 
@@ -195,20 +195,26 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 
 def drop_ledger(conn: sqlite3.Connection, thread_id: str, call_ids: Iterable[str] | None) -> int:
-    """Delete ``thread_id``'s tool-ledger entries (only ``call_ids`` when given)."""
-    if not _has_table(conn, "store"):
-        return 0
-    prefix = f"{LEDGER_PREFIX}.{thread_id}"
-    if call_ids is None:
-        return conn.execute("DELETE FROM store WHERE prefix=?", (prefix,)).rowcount
-    ids = list(call_ids)
+    """Delete ``thread_id``'s tool-ledger entries (only ``call_ids`` when given).
+
+    Both places the ledger has lived: its table, and the Store items of older files.
+    """
     removed = 0
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        removed += conn.execute(
-            f"DELETE FROM store WHERE prefix=? AND key IN ({','.join('?' * len(chunk))})",
-            (prefix, *chunk),
-        ).rowcount
+    places = [(LEDGER_TABLE, "thread_id", "call_id", thread_id)]
+    places.append(("store", "prefix", "key", f"{LEDGER_PREFIX}.{thread_id}"))
+    for table, owner, key, value in places:
+        if not _has_table(conn, table):
+            continue
+        if call_ids is None:
+            removed += conn.execute(f"DELETE FROM {table} WHERE {owner}=?", (value,)).rowcount
+            continue
+        ids = list(call_ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            removed += conn.execute(
+                f"DELETE FROM {table} WHERE {owner}=? AND {key} IN ({','.join('?' * len(chunk))})",
+                (value, *chunk),
+            ).rowcount
     return removed
 
 

@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
+from noema_graph.graphs.leased import leased
 from noema_graph.hooks import AGENT
 from noema_graph.nodes.deps import ToolProvider
 from noema_graph.persistence import CheckpointerArg
@@ -39,10 +40,11 @@ def compile_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``builder`` with the limits' recursion bound and sync durability.
 
-    ``callbacks`` (the observer's) ride along with the caller's.
+    ``callbacks`` (the observer's) ride along with the caller's. Every run of a thread holds
+    the thread's lease (:mod:`noema_graph.graphs.leased`).
     """
     _check_hooks(config, set(builder.nodes))
-    graph = builder.compile(checkpointer=checkpointer, store=store, name=config.name)
+    graph = leased(builder.compile(checkpointer=checkpointer, store=store, name=config.name))
     if checkpointer is None or checkpointer is False:
         # durability means nothing without a saver, and langgraph 1.2.22 crashes on "sync"
         # without one ('SyncPregelLoop' has no attribute '_put_checkpoint_fut')

@@ -7,7 +7,8 @@ negative, content that is neither text nor blocks, values msgpack cannot write (
 response into an :class:`~langchain_core.messages.AIMessage` that the graph, the tools, the
 token counter and the checkpointer all accept, and lists what it repaired; the caller logs it.
 
-* tool call ids: missing, not text, empty or repeated in the message -> a fresh unique id;
+* tool call ids: missing, not text, empty, repeated in the message or used by an earlier
+  message of the thread -> a fresh unique id;
 * tool call names: kept, as text (an unknown name is answered by the tool node);
 * tool call arguments: a mapping is kept (made plain); a JSON string of an object is parsed;
   anything else becomes ``{INVALID_ARGUMENTS: why}``, which the tool node answers with an
@@ -27,7 +28,7 @@ import json
 import math
 import operator
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, cast
@@ -197,14 +198,20 @@ def _as_list(value: object, what: str, repairs: list[str]) -> list[Any]:
     return []
 
 
-def normalize_calls(message: AIMessage) -> tuple[list[ToolCall], list[str]]:
-    """Return every call of ``message`` (invalid ones included) well-formed, and the repairs."""
+def normalize_calls(
+    message: AIMessage, used: Collection[str] = ()
+) -> tuple[list[ToolCall], list[str]]:
+    """Return every call of ``message`` (invalid ones included) well-formed, and the repairs.
+
+    An id among ``used`` (the thread's earlier calls) is replaced too: a tool-ledger key
+    then names one call.
+    """
     repairs: list[str] = []
     items = _as_list(getattr(message, "tool_calls", None), "tool_calls", repairs)
     invalid = _as_list(getattr(message, "invalid_tool_calls", None), "invalid calls", repairs)
     if invalid:
         repairs.append(f"{len(invalid)} invalid tool call(s) kept, to be answered with an error")
-    seen: set[str] = set()
+    seen: set[str] = set(used)
     return [_call(item, seen, repairs) for item in [*items, *invalid]], repairs
 
 
@@ -301,8 +308,10 @@ def _as_message(response: object) -> tuple[AIMessage | None, str | None]:
     return None, f"a {type(response).__name__} response became an AIMessage"
 
 
-def normalize_message(response: object) -> Normalized:
+def normalize_message(response: object, used: Collection[str] = ()) -> Normalized:
     """Return ``response`` as an AIMessage fit for state and the checkpointer (see module doc).
+
+    ``used``: tool-call ids of the thread's earlier messages; a call reusing one is renamed.
 
     Never raises for any value of ``response``; a response that is not a message becomes
     the content of one.
@@ -314,7 +323,7 @@ def normalize_message(response: object) -> Normalized:
         return Normalized(AIMessage(content=made), (changed or "", *repairs))
     repairs = [changed] if changed else []
     content, content_repairs = normalize_content(getattr(message, "content", ""))
-    calls, call_repairs = normalize_calls(message)
+    calls, call_repairs = normalize_calls(message, used)
     usage, usage_repairs = normalize_usage(getattr(message, "usage_metadata", None))
     repairs += [*content_repairs, *call_repairs, *usage_repairs]
     extra = _metadata(getattr(message, "additional_kwargs", None), "additional_kwargs", repairs)

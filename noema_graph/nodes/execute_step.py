@@ -36,7 +36,7 @@ from noema_graph.nodes.common import (
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
 from noema_graph.nodes.deps import AgentDeps, list_tools
-from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
+from noema_graph.nodes.llm import as_ai_message, call_model, usage_of, used_call_ids
 from noema_graph.nodes.output import grounded
 from noema_graph.nodes.plan_steps import (
     narrowed,
@@ -229,13 +229,15 @@ def _apply(
     seconds: float,
     trace: list[ReasoningStep],
 ) -> dict[str, Any]:
-    message = as_ai_message(response)
+    message = as_ai_message(response, used_call_ids(state.get("messages") or []))
     thought = message.text
     if deps.protocol == "react" and not (message.tool_calls and planned(message)):
         message, thought = _react_message(
             message, state.get("trace") or [], actions=answer_only_note(state, deps.config) is None
         )
-        message = as_ai_message(message)  # the parsed action goes through the same boundary
+        message = as_ai_message(
+            message, used_call_ids(state.get("messages") or [])
+        )  # same boundary
     iteration = int(state.get("iteration") or 0) + 1
     update: dict[str, Any] = {
         "messages": [*extra, message],

@@ -20,7 +20,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from langchain_core.exceptions import OutputParserException
@@ -81,15 +81,21 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
     )
 
 
-def as_ai_message(response: Any) -> AIMessage:
+def used_call_ids(messages: Iterable[Any]) -> set[str]:
+    """Return the tool-call ids of the AI messages among ``messages`` (the thread so far)."""
+    return {str(c.get("id")) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+
+
+def as_ai_message(response: Any, used: Collection[str] = ()) -> AIMessage:
     """Return a chat model response as an AIMessage fit for state: the normalisation boundary.
 
     Whatever the model returned, the message has text or plain blocks as content, tool
     calls with unique text ids, text names and dict arguments (unusable arguments are marked
     for the tool node to answer with an error), believable usage counts, and only values the
-    checkpointer can write. What had to be repaired is logged as a warning.
+    checkpointer can write. A call id among ``used`` (the thread's earlier calls) is renamed,
+    so one id (a tool-ledger key) names one call. What had to be repaired is logged.
     """
-    normalized = normalize_message(response)
+    normalized = normalize_message(response, used)
     if normalized.repairs:
         logger.warning("model message repaired: %s", "; ".join(normalized.repairs)[:2_000])
     return normalized.message

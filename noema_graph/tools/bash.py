@@ -10,6 +10,8 @@ output are capped. Every process the command started is killed when the call end
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +38,7 @@ def bash_tools(
     policy: SandboxPolicy | None = None,
     allow_network: bool = False,
     allow_unsandboxed: bool = False,
+    read_paths: Sequence[str] = (),
 ) -> list[ToolSpec]:
     """Return the ``bash`` toolkit's spec.
 
@@ -46,9 +49,16 @@ def bash_tools(
             ``net:outbound``.
         allow_unsandboxed: Run commands without the sandbox (resource limits only) where
             bubblewrap cannot start; otherwise such calls answer ``sandbox_unavailable``.
+        read_paths: More files or folders the commands may read (read-only), added to the
+            policy's. By default a command sees only the working directory, the system
+            directories and the Python environment.
+
+    Raises:
+        ConfigurationError: a ``read_paths`` entry does not exist (naming it).
     """
     shell = shutil.which("bash") or "/bin/sh"
-    limits = policy or SandboxPolicy()
+    base = policy or SandboxPolicy()
+    limits = replace(base, read_paths=(*base.read_paths, *read_paths))
 
     def bash(command: str, timeout_s: float | None, context: ToolContext) -> dict[str, object]:
         """Run ``command`` in the working directory."""

@@ -1,12 +1,16 @@
 """Run ``bash`` and ``python_executor`` commands in a bubblewrap sandbox.
 
 Each call gets its own user, PID, mount, network, IPC, UTS and cgroup namespaces (``bwrap``),
-a read-only view of ``/`` with only the working directory writable, private size-capped
-``/tmp`` and ``/dev/shm``, the agent's home directories, ``/run`` and host keys hidden, an
-allow-listed environment, no capabilities, and resource limits (address space, CPU seconds,
-file size, no core dumps) set by a small launcher before ``bwrap`` starts. Processes are capped
-by a pids cgroup (root) or ``RLIMIT_NPROC`` (other users). When the command's first process
-exits, the PID namespace dies and the kernel kills every process left in it.
+and a filesystem holding only what it needs: the working directory (read-write), the system
+directories a shell and Python need (read-only: :data:`SYSTEM_PATHS`), the Python
+environment running the tool (``sys.prefix``, the interpreter), the policy's ``read_paths``
+(read-only), private size-capped ``/tmp`` and ``/dev/shm``, its own ``/proc`` and a minimal
+``/dev``. Nothing else exists in it: not the working directory's parent, not the homes, not
+``/run``; host keys under ``/etc`` are masked. The environment is an allow-list; no
+capabilities; resource limits (address space, CPU seconds, file size, no core dumps) are set
+by a small launcher before ``bwrap`` starts. Processes are capped by a pids cgroup (root) or
+``RLIMIT_NPROC`` (other users). When the command's first process exits, the PID namespace
+dies and the kernel kills every process left in it.
 
 Why bubblewrap, and what it does not do: see SECURITY.md next to this module.
 """
@@ -27,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.tools._cgroup import create_pids_cgroup, pids_cgroup_parent, remove_cgroup
 from noema_graph.tools._process import ProcessOutcome, run_confined
 from noema_graph.tools.results import ToolFailure
@@ -47,6 +52,10 @@ ROOT_FIX = (
 )
 
 
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""Read-only in every sandbox: what a shell and Python need (those that exist here)."""
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """Limits and filesystem view of one sandboxed command.
@@ -56,9 +65,12 @@ class SandboxPolicy:
         max_processes: Processes and threads the command may have at once.
         max_file_bytes: Largest file a process may write (``RLIMIT_FSIZE``).
         tmp_bytes: Size of each private tmpfs (``/tmp`` and ``/dev/shm``).
-        hidden_paths: Directories replaced by an empty read-only tmpfs and files replaced by
-            an empty one: the agent's home directories hold credentials, ``/run`` holds the
-            sockets of system services, and the rest is readable by root's own uid.
+        hidden_paths: Paths masked inside what the sandbox sees (a directory by an empty
+            read-only tmpfs, a file by an empty one): host keys and password hashes under
+            ``/etc``, and the homes, ``/run`` and ``/root`` should a read path include them.
+        read_paths: More files or directories the commands may read (read-only), e.g. a
+            dataset beside the project. Each must exist (:class:`ConfigurationError`
+            otherwise).
     """
 
     memory_bytes: int = 1024**3
@@ -73,6 +85,21 @@ class SandboxPolicy:
         "/etc/shadow",
         "/etc/gshadow",
     )
+    read_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Check that every ``read_paths`` entry exists; store them absolute and resolved."""
+        resolved: list[str] = []
+        for entry in self.read_paths:
+            path = Path(entry).expanduser()
+            if not path.exists():
+                raise ConfigurationError(
+                    "read_paths",
+                    f"{str(entry)!r} does not exist",
+                    fix="create it, or remove it from the toolkit's read_paths",
+                )
+            resolved.append(str(path.resolve()))
+        object.__setattr__(self, "read_paths", tuple(resolved))
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -137,33 +164,45 @@ def sandbox_available() -> bool:
 
 def bwrap_argv(bwrap: str, *, root: Path, network: bool, policy: SandboxPolicy) -> list[str]:
     """Return the ``bwrap`` options confining a command to ``root`` (the command follows ``--``)."""
-    hidden = [
-        p
-        for p in policy.hidden_paths
-        if os.path.isdir(p) and not os.path.islink(p) and not _is_within(p, str(root))
-    ]
     size = str(policy.tmp_bytes)
     argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
     argv += ["--new-session", "--cap-drop", "ALL"]
     if network:
         argv.append("--share-net")
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
-    argv += ["--remount-ro", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/tmp"]
-    for path in policy.hidden_paths:
-        if os.path.isfile(path) and not os.path.islink(path):
-            argv += ["--ro-bind", os.devnull, path]
-    for path in hidden:
-        argv += ["--tmpfs", path]
-    covered = [*hidden, "/tmp", "/dev/shm"]  # the private tmpfs hide what was there too
-    for path in _needed_paths(network):
-        if any(_is_within(path, h) for h in covered):
-            argv += ["--ro-bind-try", path, path]
+    for path in SYSTEM_PATHS:
+        argv += _system_bind(path)
+    argv += ["--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    argv += ["--proc", "/proc", "--size", size, "--tmpfs", "/tmp"]
+    for path in [*_needed_paths(network), *policy.read_paths]:  # after /tmp: may be in it
+        argv += ["--ro-bind-try", path, path]
+    argv += _masks(policy, root)
     argv += ["--bind", str(root), str(root)]
-    for path in hidden:
-        argv += ["--remount-ro", path]
     argv += ["--chdir", str(root), "--clearenv"]
     for key, value in clean_env(root).items():
         argv += ["--setenv", key, value]
+    return argv
+
+
+def _system_bind(path: str) -> list[str]:
+    """Return the options showing system directory ``path`` read-only (a symlink as one)."""
+    if os.path.islink(path):
+        return ["--symlink", os.readlink(path), path]
+    return ["--ro-bind", path, path] if os.path.isdir(path) else []
+
+
+def _masks(policy: SandboxPolicy, root: Path) -> list[str]:
+    """Return the options masking ``policy.hidden_paths`` inside what the sandbox shows."""
+    shown = [*SYSTEM_PATHS, *_needed_paths(False), *policy.read_paths]
+    argv: list[str] = []
+    for path in policy.hidden_paths:
+        if os.path.islink(path) or _is_within(str(root), path):
+            continue
+        if not any(_is_within(path, s) for s in shown):
+            continue  # not in the sandbox at all
+        if os.path.isfile(path):
+            argv += ["--ro-bind", os.devnull, path]
+        elif os.path.isdir(path):
+            argv += ["--tmpfs", path, "--remount-ro", path]
     return argv
 
 
@@ -266,12 +305,19 @@ def _tasks_of(uid: int) -> int:
 
 
 def _needed_paths(network: bool) -> list[str]:
-    """Return paths a sandboxed command needs even when they sit in a hidden directory."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    """Return the Python environment running the tool (and DNS settings with the network).
+
+    ``sys.prefix`` and its base, both as named and resolved (a virtual environment is often
+    a symlink), and the interpreter's folder.
+    """
+    paths: set[str] = set()
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        paths.update({os.path.abspath(path), os.path.realpath(path)})
     paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    paths.add(os.path.dirname(os.path.abspath(sys.executable)))
     if network:
         paths.add(os.path.realpath("/etc/resolv.conf"))
-    return sorted(paths)
+    return sorted(p for p in paths if not any(_is_within(p, s) for s in SYSTEM_PATHS))
 
 
 def _is_within(path: str, folder: str) -> bool:

@@ -11,6 +11,7 @@ message; that is a courtesy, not the guard.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, Field
@@ -63,6 +64,7 @@ def python_executor_tools(
     allow_network: bool = False,
     policy: SandboxPolicy | None = None,
     allow_unsandboxed: bool = False,
+    read_paths: Sequence[str] = (),
 ) -> list[ToolSpec]:
     """Return the ``python_executor`` toolkit's spec.
 
@@ -73,9 +75,18 @@ def python_executor_tools(
         allow_network: Give the sandbox the network (the run must grant ``net:outbound``).
         policy: Other sandbox limits; its memory and file limits are replaced by the above.
         allow_unsandboxed: Without bubblewrap, run with limits only (not sandbox_unavailable).
+        read_paths: More files or folders the code may read (read-only), added to the
+            policy's.
+
+    Raises:
+        ConfigurationError: a ``read_paths`` entry does not exist (naming it).
     """
+    base = policy or SandboxPolicy()
     limits = replace(
-        policy or SandboxPolicy(), memory_bytes=memory_limit_bytes, max_file_bytes=max_file_bytes
+        base,
+        memory_bytes=memory_limit_bytes,
+        max_file_bytes=max_file_bytes,
+        read_paths=(*base.read_paths, *read_paths),
     )
 
     def python_executor(

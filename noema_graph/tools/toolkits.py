@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from langchain_core.tools import BaseTool
@@ -35,20 +36,27 @@ def builtin_registry(
     *,
     search_provider: SearchProvider | None = None,
     allow_unsandboxed: bool = False,
+    read_paths: Sequence[str] = (),
 ) -> ToolRegistry:
     """Return a registry holding the toolkits ``config.enabled_toolkits`` names.
 
     ``bash`` and ``python_executor`` run in a bubblewrap sandbox; where it cannot start they
-    answer ``sandbox_unavailable`` (naming the fix) unless ``allow_unsandboxed=True``.
+    answer ``sandbox_unavailable`` (naming the fix) unless ``allow_unsandboxed=True``. The
+    sandbox shows the working directory, the system directories and the Python environment;
+    ``read_paths`` shows more, read-only (each must exist: ``ConfigurationError``).
     """
     registry = ToolRegistry()
     for toolkit in config.enabled_toolkits:
         if toolkit == "file_edit":
             registry.register_many(file_edit_tools())
         elif toolkit == "bash":
-            registry.register_many(bash_tools(allow_unsandboxed=allow_unsandboxed))
+            registry.register_many(
+                bash_tools(allow_unsandboxed=allow_unsandboxed, read_paths=read_paths)
+            )
         elif toolkit == "python_executor":
-            registry.register_many(python_executor_tools(allow_unsandboxed=allow_unsandboxed))
+            registry.register_many(
+                python_executor_tools(allow_unsandboxed=allow_unsandboxed, read_paths=read_paths)
+            )
         else:
             registry.register_many(search_tools(search_provider or default_search_provider(config)))
     return registry
@@ -60,6 +68,7 @@ def toolkits_for(
     search_provider: SearchProvider | None = None,
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
     allow_unsandboxed: bool = False,
+    read_paths: Sequence[str] = (),
 ) -> list[BaseTool]:
     """Return the enabled built-in tools as LangChain tools bound to ``config``'s limits.
 
@@ -67,10 +76,15 @@ def toolkits_for(
     ``Path.cwd()`` at this call when it is None (never a silent temporary directory).
     Permissions and the per-call timeout come from ``config.permissions`` and
     ``config.tool_timeout_s``. ``bash`` and ``python_executor`` refuse to run outside their
-    sandbox (error ``sandbox_unavailable``) unless ``allow_unsandboxed=True``.
+    sandbox (error ``sandbox_unavailable``) unless ``allow_unsandboxed=True``; they read
+    only the working directory, the system directories, the Python environment and
+    ``read_paths`` (read-only).
     """
     registry = builtin_registry(
-        config, search_provider=search_provider, allow_unsandboxed=allow_unsandboxed
+        config,
+        search_provider=search_provider,
+        allow_unsandboxed=allow_unsandboxed,
+        read_paths=read_paths,
     )
     return registry.as_langchain_tools(
         permissions=config.permissions,

@@ -18,7 +18,7 @@ from noema_graph import approve, edit, pending, reject, resume_with, sqlite_chec
 from noema_graph.errors import HumanInputError
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import ClarifyRequest, ConfirmRequest
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.nodes.ledger import entries
 from tests.core.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
@@ -305,12 +305,10 @@ async def test_a_non_idempotent_tool_that_pauses_runs_once_on_resume(
     inputs: Any = {"messages": [("user", "send it")]}
     first = await graph.ainvoke(inputs, THREAD) if run_async else graph.invoke(inputs, THREAD)
     assert first["__interrupt__"][0].value["question"] == "Send to ada?" and sent == []
-    [paused] = store.search(LEDGER_NAMESPACE)
-    assert paused.value["status"] == "paused"
+    assert list(entries(store, "h1").values()) == ["paused"]
     resume = Command(resume="yes")
     state = await graph.ainvoke(resume, THREAD) if run_async else graph.invoke(resume, THREAD)
     assert sent == ["ada"] and state["output"]["success"]
     observation = next(s for s in state["output"]["reasoning"]["steps"] if s["kind"] == "tool")
     assert observation["observation"] == "sent to ada: yes"
-    [done] = store.search(LEDGER_NAMESPACE)
-    assert done.value["status"] == "done"
+    assert list(entries(store, "h1").values()) == ["done"]

@@ -184,11 +184,13 @@ def test_bad_checkpointer_paths(tmp_path: Path) -> None:
 async def test_ledger_refuses_a_call_recorded_before_async(tmp_path: Path, scripted: Any) -> None:
     from langgraph.store.memory import InMemoryStore
 
-    from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+    from noema_graph.effects import adrive
+    from noema_graph.nodes.ledger import aentries, claim, settle
 
     store = InMemoryStore()
     thread = {"configurable": {"thread_id": "led"}}
-    await store.aput((*LEDGER_NAMESPACE, "led"), "c9", {"status": "done", "tool": "mark"})
+    assert await adrive(claim(store, "led", {"id": "c9", "name": "mark"})) is None
+    await adrive(settle(store, "led", {"id": "c9", "name": "mark"}))
     ledger = tmp_path / "ledger.txt"
     model = scripted(
         plan_reply("one"),
@@ -202,8 +204,7 @@ async def test_ledger_refuses_a_call_recorded_before_async(tmp_path: Path, scrip
     answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert "already ran" in answers["c9"].content and answers["c9"].status == "error"
     assert ledger.read_text() == "8\n"
-    recorded = await store.aget((*LEDGER_NAMESPACE, "led"), "c8")
-    assert recorded is not None and recorded.value["status"] == "done"
+    assert await aentries(store, "led") == {"c9": "done", "c8": "done"}
 
 
 def test_channel_versions_are_small_ints_and_old_threads_keep_strings(

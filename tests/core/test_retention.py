@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer, sqlite_store
+from noema_graph.effects import drive
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.nodes.ledger import LEDGER_TABLE, claim
 from noema_graph.observability.eventlog import read_events
 from noema_graph.retention import checkpoint_time, parse_age
 from tests.core.helpers import cfg, run_marks
@@ -28,14 +29,14 @@ def _rows(db: Path, sql: str, *args: Any) -> int:
 def _ledger(db: Path, thread: str, *calls: str) -> None:
     with sqlite_store(db) as store:
         for call_id in calls:
-            store.put((*LEDGER_NAMESPACE, thread), call_id, {"status": "done"})
+            assert drive(claim(store, thread, {"id": call_id, "name": "t"})) is None
 
 
 def _ledger_keys(db: Path, thread: str) -> set[str]:
     conn = sqlite3.connect(db)
     try:
-        prefix = ".".join((*LEDGER_NAMESPACE, thread))
-        return {r[0] for r in conn.execute("SELECT key FROM store WHERE prefix=?", (prefix,))}
+        rows = conn.execute(f"SELECT call_id FROM {LEDGER_TABLE} WHERE thread_id=?", (thread,))
+        return {r[0] for r in rows}
     finally:
         conn.close()
 

@@ -20,7 +20,8 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from noema_graph import build_agent_graph, open_async_backend, open_backend
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.effects import adrive
+from noema_graph.nodes.ledger import aentries, claim, entries, settle
 from tests.core.helpers import cfg
 from tests.postgres.pg_agent import make_mark
 from tests.scripted import call, plan_reply, text, tools_reply
@@ -60,8 +61,7 @@ def test_a_paused_run_resumes_in_a_new_process(pg_url: str, tmp_path: Path, mode
     assert marks.read_text() == "1\n"  # approved, ran once
     assert _count(pg_url, "checkpoints", "p1") > checkpoints
     with open_backend(pg_url) as backend:
-        entry = backend.store.get((*LEDGER_NAMESPACE, "p1"), "c1")
-    assert entry is not None and entry.value == {"status": "done", "tool": "mark"}
+        assert entries(backend.store, "p1") == {"c1": "done"}
 
 
 def test_a_crash_mid_call_is_not_repeated_on_resume(
@@ -90,12 +90,12 @@ def test_a_crash_mid_call_is_not_repeated_on_resume(
             store=backend.store,
         )
         state = graph.invoke(None, {"configurable": {"thread_id": "k1"}})
-        started = backend.store.get((*LEDGER_NAMESPACE, "k1"), "c3")
+        started = entries(backend.store, "k1")
     assert marks.read_text() == "1\n2\n"  # c3 did not run again
     answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert answers["c3"].status == "error" and "interrupted by a crash" in answers["c3"].content
     assert answers["c2"].status == "success" and state["output"]["success"]
-    assert started is not None and started.value["status"] == "started"
+    assert started["c3"] == "started"
 
 
 async def test_the_ledger_refuses_a_recorded_call_async(
@@ -103,7 +103,8 @@ async def test_the_ledger_refuses_a_recorded_call_async(
 ) -> None:
     marks = tmp_path / "marks.txt"
     async with open_async_backend(pg_url) as backend:
-        await backend.store.aput((*LEDGER_NAMESPACE, "a1"), "c9", {"status": "done", "tool": "m"})
+        assert await adrive(claim(backend.store, "a1", {"id": "c9", "name": "m"})) is None
+        await adrive(settle(backend.store, "a1", {"id": "c9", "name": "m"}))
         graph = build_agent_graph(
             cfg(),
             model=scripted(
@@ -118,11 +119,11 @@ async def test_the_ledger_refuses_a_recorded_call_async(
         state = await graph.ainvoke(
             {"messages": [("user", "x")]}, {"configurable": {"thread_id": "a1"}}
         )
-        recorded = await backend.store.aget((*LEDGER_NAMESPACE, "a1"), "c8")
+        recorded = await aentries(backend.store, "a1")
     answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert "already ran" in answers["c9"].content and answers["c9"].status == "error"
     assert marks.read_text() == "8\n"
-    assert recorded is not None and recorded.value["status"] == "done"
+    assert recorded == {"c9": "done", "c8": "done"}
 
 
 def test_the_event_log_is_absent_and_runs_still_work(pg_url: str, scripted: Any) -> None:

@@ -29,7 +29,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 
 from noema_graph import build_agent_graph
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.nodes.ledger import entries
 from noema_graph.persistence import (
     async_sqlite_checkpointer,
     async_sqlite_store,
@@ -236,9 +236,9 @@ def outcome(db: Path, effects: Path, runs: list[str]) -> Outcome:
                 for m in messages
                 if isinstance(m, ToolMessage) and m.status == "error"
             ]
+            recorded = entries(store, run)
             for n in range(CALLS):
-                item = store.get((*LEDGER_NAMESPACE, run), f"{run}-c{n}")
-                if item is None or item.value.get("status") != "done":
+                if recorded.get(f"{run}-c{n}") != "done":
                     not_done.append(f"{run}-c{n}")
     return Outcome(
         run_ids=runs,

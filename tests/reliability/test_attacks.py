@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -277,6 +278,71 @@ def test_writes_outside_fail(arena: Arena, name: str) -> None:
     arena.assert_contained()
 
 
+# --- reads: the sandbox shows the workdir, the system dirs and Python, nothing else -------
+
+READS = {
+    "read ../ (the workdir's parent)": (
+        "bash",
+        {"command": "ls -A ..; cat ../outside/secret.txt ../.env 2>&1"},
+    ),
+    "read other homes": ("bash", {"command": "ls -A /home; cat /home/*/* /home/*/.* 2>&1"}),
+    "read /root": ("bash", {"command": "ls -A /root; cat /root/.noema-attack-* 2>&1"}),
+    "read /proc/1/environ": (
+        "python_executor",
+        {"code": "print(open('/proc/1/environ', 'rb').read())"},
+    ),
+    "read a project file outside the workdir": (
+        "python_executor",
+        {
+            "code": "import os\nfor p in ('../.env', '../outside/secret.txt'):\n"
+            "    try: print(open(p).read())\n    except OSError as e: print(e)"
+        },
+    ),
+}
+
+
+@pytest.fixture
+def planted(arena: Arena) -> Iterator[list[Path]]:
+    """The arena's secret in a project file beside the workdir, another home and /root."""
+    home = Path("/home", arena.mark)
+    places = [arena.workdir.parent / ".env", home / "secret", Path("/root", f".{arena.mark}")]
+    home.mkdir(parents=True, exist_ok=True)
+    for place in places:
+        place.write_text(f"TOKEN={arena.secret}\ntop secret\n")
+    arena.freeze()
+    try:
+        yield places
+    finally:
+        for place in places:
+            place.unlink()
+        home.rmdir()
+
+
+@pytest.mark.parametrize("name", list(READS))
+def test_reads_outside_the_workdir_see_nothing(
+    arena: Arena, planted: list[Path], name: str
+) -> None:
+    tool, args = READS[name]
+    status, body = arena.run(arena.tools()[tool], **args)
+    assert status == "success", body
+    output = body["data"]["output"]
+    assert "top secret" not in output and arena.secret not in output  # 0 escapes
+    arena.assert_contained()
+
+
+def test_read_paths_open_more_read_only(arena: Arena) -> None:
+    outside = arena.workdir.parent / "outside"
+    registry = ToolRegistry(bash_tools(read_paths=[str(outside)]))
+    (tool,) = registry.as_langchain_tools(
+        permissions=("shell:execute",), working_directory=arena.workdir, timeout_s=10
+    )
+    status, body = arena.run(tool, command=f"cat {outside}/secret.txt; echo x > {outside}/w")
+    assert status == "success", body
+    assert "top secret" in body["data"]["output"] and "Read-only" in body["data"]["output"]
+    arena.outputs.clear()  # this read was allowed on purpose
+    arena.assert_contained()
+
+
 def test_host_secrets_on_disk_are_hidden(arena: Arena) -> None:
     planted = Path(os.path.expanduser("~"), f".{arena.mark}-credentials")
     planted.write_text(arena.secret)
@@ -491,7 +557,7 @@ def test_missing_sandbox_refuses_unless_allowed(
 
 def test_every_attack_has_a_row_in_security_md() -> None:
     text = (REPO / "noema_graph" / "tools" / "SECURITY.md").read_text()
-    for name in [*LEAKS, *DAEMONS, *NETWORK, *WRITES, *RESOURCES]:
+    for name in [*LEAKS, *DAEMONS, *NETWORK, *WRITES, *RESOURCES, *READS]:
         assert f"| {name} |" in text, f"{name!r} missing from SECURITY.md"
     tests = [name for name in globals() if name.startswith("test_")]
     rows = text.split("## Attack table: sandbox")[1].count("\n| ") - 1  # less the header

@@ -139,5 +139,5 @@ def test_a_busy_store_is_waited_for_not_refused(tmp_path: Path) -> None:
     release.join()
     assert [m.status for m in _answers(state)] == ["success"] * CALLS
     assert effects.read_text().split() == [f"r:{n}" for n in range(CALLS)]
-    entries = [store.get((*ledger.LEDGER_NAMESPACE, "r"), f"r-c{n}") for n in range(CALLS)]
-    assert [e.value["status"] if e else None for e in entries] == ["done"] * CALLS
+    recorded = ledger.entries(store, "r")
+    assert [recorded.get(f"r-c{n}") for n in range(CALLS)] == ["done"] * CALLS

@@ -341,11 +341,9 @@ def _assert_one_ledger_entry_per_call(database: str, threads: list[str]) -> None
     flag_card is idempotent (an upsert), so the governance run has no ledger entry.
     """
     with psycopg.connect(database) as conn:
-        rows = conn.execute(
-            "SELECT prefix, key, value FROM store WHERE prefix LIKE 'noema.tool_ledger.%'"
-        ).fetchall()
+        rows = conn.execute("SELECT thread_id, tool, status FROM noema_tool_ledger").fetchall()
     ledgered = [t for n, t in enumerate(threads) if n != CONFIRM]
-    assert sorted(prefix.rsplit(".", 1)[1] for prefix, _, _ in rows) == sorted(ledgered)
-    assert [(value["tool"], value["status"]) for _, _, value in rows] == [
-        ("create_cards", "done")
-    ] * len(ledgered)
+    assert sorted(thread for thread, _, _ in rows) == sorted(ledgered)
+    assert [(tool, status) for _, tool, status in rows] == [("create_cards", "done")] * len(
+        ledgered
+    )
