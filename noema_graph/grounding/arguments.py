@@ -158,16 +158,20 @@ def step_arguments(
             values[name] = value
     for name, value in values.items():
         narrowed[name] = {**_annotations(narrowed[name]), "const": value}
+    text_limit = max(FREE_TEXT_CHARS, len(request))
     for name in offered:
         if name not in values:
-            narrowed[name] = bounded(narrowed[name], requested_count(request, name))
+            count = requested_count(request, name)
+            narrowed[name] = bounded(narrowed[name], count, text_limit)
     defs = schema.get("$defs")
     result = {
         **schema,
         "properties": narrowed,
         "required": [n for n in offered if n in required],
         **(
-            {"$defs": {k: bounded(v) for k, v in defs.items()}} if isinstance(defs, Mapping) else {}
+            {"$defs": {k: bounded(v, text=text_limit) for k, v in defs.items()}}
+            if isinstance(defs, Mapping)
+            else {}
         ),
     }
     return StepArguments(schema=result, values=values)
@@ -192,10 +196,12 @@ def requested_count(request: str, argument: str) -> int | None:
     return int(word) if word.isdigit() else _COUNTS[word]
 
 
-def bounded(schema: Any, count: int | None = None) -> Any:
+def bounded(schema: Any, count: int | None = None, text: int = FREE_TEXT_CHARS) -> Any:
     """Return ``schema`` with free text and lists bounded for decoding, recursively.
 
-    A string without ``maxLength`` gets :data:`FREE_TEXT_CHARS`; an array gets ``count``
+    A string gets at most ``text`` characters (:data:`FREE_TEXT_CHARS`, or the request's
+    length when that is longer: text a call copies comes from the request), or its own
+    ``maxLength`` when lower; an array gets ``count``
     items exactly when the request says how many, else at most :data:`FREE_ITEMS` (or its own
     lower bound). A small model otherwise rambles inside a string or a list until its token
     limit and leaves JSON that does not parse. Only the grammar sees this schema: the tool's
@@ -204,12 +210,9 @@ def bounded(schema: Any, count: int | None = None) -> Any:
     if not isinstance(schema, Mapping):
         return schema
     out: dict[str, Any] = dict(schema)  # pyright: ignore[reportUnknownArgumentType] -- JSON
-    if (
-        out.get("type") == "string"
-        and "maxLength" not in out
-        and not ({"enum", "const", "format"} & out.keys())
-    ):
-        out["maxLength"] = FREE_TEXT_CHARS
+    if out.get("type") == "string" and not ({"enum", "const", "format"} & out.keys()):
+        own = out.get("maxLength")
+        out["maxLength"] = min(own, text) if isinstance(own, int) else text
     if out.get("type") == "array":
         low, high = int(out.get("minItems", 0)), out.get("maxItems")
         if count is not None and low <= count and (high is None or count <= high):
@@ -217,12 +220,12 @@ def bounded(schema: Any, count: int | None = None) -> Any:
         else:
             out["maxItems"] = min(high, FREE_ITEMS) if isinstance(high, int) else FREE_ITEMS
             out["maxItems"] = max(out["maxItems"], low)
-        out["items"] = bounded(out.get("items"))
+        out["items"] = bounded(out.get("items"), text=text)
     if isinstance(out.get("properties"), Mapping):
-        out["properties"] = {k: bounded(v) for k, v in out["properties"].items()}
+        out["properties"] = {k: bounded(v, text=text) for k, v in out["properties"].items()}
     for key in ("anyOf", "oneOf"):
         if isinstance(out.get(key), list):
-            out[key] = [bounded(branch) for branch in out[key]]
+            out[key] = [bounded(branch, text=text) for branch in out[key]]
     return out
 
 
