@@ -116,14 +116,19 @@ def narrowed(
     request: str,
     trace: Sequence[ReasoningStep],
     step: TaskStep | None = None,
+    seen: tuple[Seen, Seen] | None = None,
 ) -> dict[str, StepArguments]:
-    """Return each tool's arguments narrowed for this turn (see the module docstring)."""
-    asked, seen = seen_in(request), seen_in(request, trace)
+    """Return each tool's arguments narrowed for this turn (see the module docstring).
+
+    ``seen`` is (what the request holds, what the request and the trace hold) when the
+    caller has read them already.
+    """
+    asked, known = seen or (seen_in(request), seen_in(request, trace))
     given = _given(step, request, trace) if step is not None else {}
     keep = (set(step.args) | set(step.sources) | set(step.offer)) if step is not None else None
     return {
         tool.name: step_arguments(
-            tool_args_schema(tool), request, seen, asked=asked, given=given, keep=keep
+            tool_args_schema(tool), request, known, asked=asked, given=given, keep=keep
         )
         for tool in tools
     }
@@ -140,10 +145,9 @@ def planned_turn(
     """
     names = _tools(step)
     offered = [t for t in tools if t.name in names]
-    arguments = narrowed(offered, request, trace, step)
-    seen = seen_in(request, trace)
+    asked, seen = seen_in(request), seen_in(request, trace)
+    arguments = narrowed(offered, request, trace, step, (asked, seen))
     usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
-    asked = seen_in(request)
     kinds = {t.name: _anchored(t, arguments[t.name], asked) for t in usable}
     shared = set[str].intersection(*kinds.values()) if kinds else set[str]()
     usable = [t for t in usable if kinds[t.name] - shared] or usable
