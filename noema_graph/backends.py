@@ -26,9 +26,11 @@ PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it), and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 import sys
+import time
 from collections.abc import AsyncGenerator, Generator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
@@ -276,9 +278,32 @@ def _vector_index(embedder: Embeddings | None, available: bool) -> PostgresIndex
     return {"dims": dims, "embed": embedder, "fields": ["value"]}
 
 
+SETUP_WAIT_S = 300.0
+"""Longest wait for another process's table creation before giving up."""
+TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
+"""Polled, not blocking: a session blocked in ``pg_advisory_lock`` holds a snapshot, and the
+holder's ``CREATE INDEX CONCURRENTLY`` waits for every older snapshot: a deadlock through
+the holder's client that PostgreSQL cannot see."""
+
+
+def _setup_timeout() -> DatabaseUnavailable:
+    return DatabaseUnavailable(
+        f"database setup: another process held the table-creation lock for {SETUP_WAIT_S:.0f} s "
+        "(fix: check for a stuck noema process with pg_stat_activity, then retry)"
+    )
+
+
+def _locked(row: Mapping[str, Any] | None) -> bool:
+    return bool(row and row["locked"])
+
+
 def _locked_setup(conn: Connection[DictRow], *backends: Any) -> None:
     """Create or migrate the tables, one process at a time (their migrations would race)."""
-    conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while not _locked(conn.execute(TRY_LOCK, (SETUP_LOCK,)).fetchone()):
+        if time.monotonic() > deadline:
+            raise _setup_timeout()
+        time.sleep(0.05)
     try:
         for backend in backends:
             backend.setup()
@@ -319,7 +344,11 @@ async def _async_postgres(
 
 async def _async_locked_setup(conn: AsyncConnection[DictRow], *backends: Any) -> None:
     """Async :func:`_locked_setup`."""
-    await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while not _locked(await (await conn.execute(TRY_LOCK, (SETUP_LOCK,))).fetchone()):
+        if time.monotonic() > deadline:
+            raise _setup_timeout()
+        await asyncio.sleep(0.05)
     try:
         for backend in backends:
             await backend.setup()
