@@ -136,6 +136,47 @@ def step_arguments(
     ]
     narrowed = {name: dict(properties[name]) for name in offered}
     values = {name: given[name] for name in offered if name in given}
+    _ground_references(schema, offered, narrowed, values, (request, asked, seen))
+    for name in offered:
+        if name not in values and (chosen := _mentioned_options(narrowed[name], request)):
+            narrowed[name] = {**narrowed[name], "enum": chosen}
+        single, value = _single(narrowed[name])
+        if single and name not in values:
+            values[name] = value
+    for name, value in values.items():
+        narrowed[name] = {**_annotations(narrowed[name]), "const": value}
+    text_limit = max(FREE_TEXT_CHARS, len(request))
+    for name in offered:
+        if name not in values:
+            narrowed[name] = bounded(narrowed[name], requested_count(request, name), text_limit)
+    defs = schema.get("$defs")
+    result = {
+        **schema,
+        "properties": narrowed,
+        "required": [n for n in offered if n in required],
+        **(
+            {"$defs": {k: bounded(v, text=text_limit) for k, v in defs.items()}}
+            if isinstance(defs, Mapping)
+            else {}
+        ),
+    }
+    return StepArguments(schema=result, values=values)
+
+
+def _ground_references(
+    schema: Mapping[str, Any],
+    offered: list[str],
+    narrowed: dict[str, dict[str, Any]],
+    values: dict[str, Any],
+    context: tuple[str, Seen, Seen],
+) -> None:
+    """Narrow (in place) each offered reference to its candidates, or fix it when they fit.
+
+    ``context`` is the request, what it holds, and what the run has seen. Several references
+    of one kind with exactly as many candidates take them in order of mention.
+    """
+    request, asked, seen = context
+    properties: Mapping[str, Any] = schema.get("properties") or {}
     refs = references(schema)
     by_kind: dict[str, list[str]] = {}
     for name in offered:
@@ -150,31 +191,6 @@ def step_arguments(
         for name in names:
             if options:
                 narrowed[name] = {**_annotations(narrowed[name]), "enum": options}
-    for name in offered:
-        if name not in values and (chosen := _mentioned_options(narrowed[name], request)):
-            narrowed[name] = {**narrowed[name], "enum": chosen}
-        single, value = _single(narrowed[name])
-        if single and name not in values:
-            values[name] = value
-    for name, value in values.items():
-        narrowed[name] = {**_annotations(narrowed[name]), "const": value}
-    text_limit = max(FREE_TEXT_CHARS, len(request))
-    for name in offered:
-        if name not in values:
-            count = requested_count(request, name)
-            narrowed[name] = bounded(narrowed[name], count, text_limit)
-    defs = schema.get("$defs")
-    result = {
-        **schema,
-        "properties": narrowed,
-        "required": [n for n in offered if n in required],
-        **(
-            {"$defs": {k: bounded(v, text=text_limit) for k, v in defs.items()}}
-            if isinstance(defs, Mapping)
-            else {}
-        ),
-    }
-    return StepArguments(schema=result, values=values)
 
 
 FREE_TEXT_CHARS = 300

@@ -151,6 +151,10 @@ BAD_CARDS: tuple[tuple[str, DemoCard], ...] = (
 
 def demo_cards() -> list[DemoCard]:
     """Return the good demo cards, deck by deck."""
+    return [*_capital_cards(), *_element_cards(), *_spanish_cards(), *_cell_cards()]
+
+
+def _capital_cards() -> list[DemoCard]:
     cards: list[DemoCard] = []
     for i, (country, capital, continent) in enumerate(content.CAPITALS):
         concepts = (continent, "Capital cities")
@@ -177,6 +181,11 @@ def demo_cards() -> list[DemoCard]:
                     concepts,
                 )
             )
+    return cards
+
+
+def _element_cards() -> list[DemoCard]:
+    cards: list[DemoCard] = []
     for i, (name, symbol, number, family) in enumerate(content.ELEMENTS):
         cards.append(
             DemoCard(
@@ -212,18 +221,26 @@ def demo_cards() -> list[DemoCard]:
                     (family,),
                 )
             )
-    for english, spanish, pos in content.SPANISH:
-        cards.append(
-            DemoCard(
-                "Spanish Vocabulary",
-                "Vocabulary",
-                "atomic",
-                f"Translate into Spanish: {english}",
-                spanish,
-                ("spanish", pos),
-                (f"Spanish {pos}s",),
-            )
+    return cards
+
+
+def _spanish_cards() -> list[DemoCard]:
+    return [
+        DemoCard(
+            "Spanish Vocabulary",
+            "Vocabulary",
+            "atomic",
+            f"Translate into Spanish: {english}",
+            spanish,
+            ("spanish", pos),
+            (f"Spanish {pos}s",),
         )
+        for english, spanish, pos in content.SPANISH
+    ]
+
+
+def _cell_cards() -> list[DemoCard]:
+    cards: list[DemoCard] = []
     for i, (organelle, function) in enumerate(content.ORGANELLES, start=1):
         cards.append(
             DemoCard(
