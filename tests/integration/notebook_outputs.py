@@ -5,8 +5,9 @@ the repository is browsed. :func:`execute` runs one headless in a fresh kernel a
 drops what changes on every run without meaning anything (timings, kernel versions), so that
 re-executing gives a small diff. :func:`stale_cells` compares a committed notebook with a fresh
 run by *shape*: cells, their types and sources, and per cell the outputs' types, stream names
-and MIME types. Texts, numbers and pictures may differ between runs (the model's answers, ids,
-durations); a shape that differs means the committed outputs are out of date.
+and MIME types (``stderr`` aside: logs and warnings come and go with the model's text). Texts,
+numbers and pictures may differ between runs (the model's answers, ids, durations); a shape
+that differs means the committed outputs are out of date.
 
 ``scripts/run_notebooks.py`` (:data:`FIX_COMMAND`) re-executes the notebooks in place.
 """
@@ -35,6 +36,8 @@ STABLE_METADATA = {
     "language_info": {"name": "python"},
 }
 """Notebook metadata as committed: no interpreter, IPython or kernel versions."""
+VOLATILE = frozenset({"stream:stderr"})
+"""Outputs whose presence is a value, not a shape (see :func:`cell_shape`)."""
 
 
 class CellShape(NamedTuple):
@@ -57,12 +60,18 @@ def output_shape(output: NotebookNode) -> str:
 
 
 def cell_shape(cell: NotebookNode) -> CellShape:
-    """Return ``cell``'s shape; a stream name counts once, as a kernel may split its text."""
+    """Return ``cell``'s shape; a stream name counts once, as a kernel may split its text.
+
+    ``stderr`` is left out: it carries log records and library warnings, whose presence
+    depends on what the model wrote (a flagged action, a limit hit) and on library versions,
+    not on the notebook's code.
+    """
     shapes: list[str] = []
     for output in cell.get("outputs", []):
         shape = output_shape(output)
-        if not (shape.startswith("stream:") and shape in shapes):
-            shapes.append(shape)
+        if shape in VOLATILE or (shape.startswith("stream:") and shape in shapes):
+            continue
+        shapes.append(shape)
     return CellShape(str(cell["cell_type"]), str(cell["source"]), tuple(shapes))
 
 

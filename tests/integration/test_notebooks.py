@@ -148,14 +148,25 @@ def test_an_edited_source_or_a_new_cell_is_stale() -> None:
     assert message.startswith(f"q.ipynb: {len(committed.cells)} cells committed")
 
 
-def test_split_streams_have_the_shape_of_one() -> None:
+def test_split_streams_have_the_shape_of_one_and_stderr_none() -> None:
     one = nbformat.v4.new_code_cell(
         "print(1)", outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n2\n")]
     )
     split = copy.deepcopy(one)
     split.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="3\n"))
+    split.outputs.append(nbformat.v4.new_output("stream", name="stderr", text="WARNING\n"))
     assert cell_shape(one) == cell_shape(split)
     assert cell_shape(one).outputs == ("stream:stdout",)
+
+
+def test_a_log_on_stderr_is_a_value_not_a_shape() -> None:
+    committed = _read(QUICKSTART)
+    rerun = copy.deepcopy(committed)
+    for cell in rerun.cells:
+        if cell.cell_type == "code":
+            cell.outputs.insert(0, nbformat.v4.new_output("stream", name="stderr", text="WARN\n"))
+    assert stale_cells(QUICKSTART.name, committed, rerun) == []
+    assert stale_cells(QUICKSTART.name, rerun, committed) == []
 
 
 def test_clean_drops_timings_and_versions() -> None:
