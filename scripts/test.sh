@@ -6,7 +6,7 @@ bash scripts/setup.sh
 bash scripts/install_mcp_servers.sh
 # Aegra (tests/scale) needs Python >= 3.12: a venv of its own; the main job does not need it.
 bash deploy/install_aegra.sh
-echo "== ruff"; .venv/bin/ruff check noema_graph tests bench
+echo "== ruff"; .venv/bin/ruff check noema_graph tests bench scripts
 echo "== pyright (strict)"; .venv/bin/pyright
 echo "== pytest"
 export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skipping
