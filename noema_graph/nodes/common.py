@@ -171,12 +171,16 @@ def tools_text(tools: Sequence[BaseTool]) -> str:
     return "\n".join(lines)
 
 
+TRUNCATED = "... [truncated"
+"""What :func:`preview` puts after the part of a value it keeps."""
+
+
 def preview(value: object, limit: int = OBSERVATION_PREVIEW_CHARS) -> str:
     """Return ``value`` as text, cut to ``limit`` characters with a marker."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     if len(text) <= limit:
         return text
-    return text[:limit] + f"... [truncated {len(text) - limit} chars]"
+    return text[:limit] + f"{TRUNCATED} {len(text) - limit} chars]"
 
 
 def out_of_time(

@@ -17,7 +17,7 @@ from noema_graph.grounding.answers import merged, remaining_schema, sourced_fiel
 from noema_graph.grounding.recovery import call_signature, last_failure
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
-from noema_graph.nodes.common import ctx, emit, latest_request, results_text, stopwatch, thread_id
+from noema_graph.nodes.common import TRUNCATED, ctx, emit, latest_request, stopwatch, thread_id
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usage_of
@@ -26,7 +26,7 @@ from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_re
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import FINAL_ANSWER, FINALIZE, without_examples
 from noema_graph.state.agent import AgentState
-from noema_graph.state.models import ReasoningStep, StopReason, Usage
+from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
 from noema_graph.state.reducers import apply_update
 
@@ -67,6 +67,12 @@ def _observation_data(text: str) -> str:
     return text
 
 
+def _shown(trace: Sequence[ReasoningStep]) -> list[ReasoningStep]:
+    """Return the successful tool calls the answer prompt shows, the latest last."""
+    found = [s for s in trace if s.kind == "tool" and s.status == "ok" and s.action is not None]
+    return found[-FINAL_OBSERVATIONS:]
+
+
 def observations_text(trace: Sequence[ReasoningStep]) -> str:
     """Render the run's successful tool calls and results, the latest last.
 
@@ -75,14 +81,31 @@ def observations_text(trace: Sequence[ReasoningStep]) -> str:
     figures from the real observation; failed calls are left out.
     """
     lines: list[str] = []
-    found = [s for s in trace if s.kind == "tool" and s.status == "ok"]
-    for step in found[-FINAL_OBSERVATIONS:]:
-        if step.action is None:
-            continue
+    for step in _shown(trace):
+        assert step.action is not None  # _shown keeps calls only
         args = json.dumps(step.action.input, separators=(",", ":"), default=str)
         data = _observation_data(step.observation or "")[:FINAL_OBSERVATION_CHARS]
         lines += [f"Action: {step.action.tool} {args}", f"Observation: {data}"]
     return "\n".join(lines) or "(no tool results)"
+
+
+def _unshown_results(plan: TaskPlan | None, trace: Sequence[ReasoningStep]) -> str:
+    """Render the completed steps' results that the observations do not already show.
+
+    A step a tool completed holds a preview of that tool's observation, which the answer
+    prompt shows in full below: listing it twice would double the prompt a small model
+    reads (its time is prompt processing) without telling it anything.
+    """
+    shown = [s.observation or "" for s in _shown(trace)]
+    done = plan.completed_results() if plan else []
+    kept = [
+        (desc, result)
+        for desc, result in done
+        if not any(o.startswith(result.split(TRUNCATED)[0]) for o in shown)
+    ]
+    if done and not kept:
+        return "(the observations below)"
+    return "\n".join(f"- {desc}: {result}" for desc, result in kept) or "(none yet)"
 
 
 def _answer_schema(state: AgentState, deps: AgentDeps) -> type[BaseModel]:
@@ -111,15 +134,16 @@ def _prompt(
             f" These figures come from the tools: {figures}. Write only the other fields, "
             f"using them: {fields}"
         )
+    trace = state.get("trace") or []
     system = FINALIZE.render(
         agent_name=deps.config.name,
         request=latest_request(state.get("messages", [])),
-        results=results_text(state.get("plan")),
+        results=_unshown_results(state.get("plan"), trace),
     )
     # the observations come last, nearest the answer: a small model copies what it read last
     ask = FINAL_ANSWER.render(
         request=latest_request(state.get("messages", [])),
-        observations=observations_text(state.get("trace") or []),
+        observations=observations_text(trace),
         schema_note=note,
     )
     # with the figures filled from the tools, the examples show the words, not figures to copy
