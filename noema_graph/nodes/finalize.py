@@ -56,12 +56,16 @@ def _decide(
     return reason, may_call and grounded(state.get("trace") or [], deps.config)
 
 
+SUCCESS_PREFIX = '{"status":"success","data":'
+"""How a standard tool result that succeeded begins (``tools/results.py``, compact JSON)."""
+
+
 def _observation_data(text: str) -> str:
     """Return a tool observation without its status wrapper (``data`` of a success)."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
-        return text
+    except json.JSONDecodeError:  # a preview cut inside the data: unwrap it as text
+        return text.removeprefix(SUCCESS_PREFIX)
     if isinstance(value, dict) and "data" in value:
         return json.dumps(value["data"], separators=(",", ":"), default=str)
     return text
