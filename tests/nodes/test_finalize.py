@@ -10,8 +10,17 @@ from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
 from noema_graph.context import RunContext
+from noema_graph.nodes.common import preview
 from noema_graph.nodes.finalize import SPEC, close_run, finalize
-from noema_graph.state.models import RunInfo, TaskPlan, TaskStep, ToolTime, Usage
+from noema_graph.state.models import (
+    ReasoningStep,
+    RunInfo,
+    TaskPlan,
+    TaskStep,
+    ToolAction,
+    ToolTime,
+    Usage,
+)
 from noema_graph.state.outcome import Outcome
 from tests.nodes.helpers import Path, deps, run, runtime, types
 from tests.scripted import ScriptedChatModel, call, structured, text
@@ -51,6 +60,20 @@ def test_the_model_writes_the_answer_from_the_results(scripted: Any, path: Path)
     assert [m.text for m in update["messages"]] == ["Lima, then Cusco."]
     assert "step 0: Lima" in model.prompts[0][0].content
     assert SPEC.outcome(update) == (Outcome.SUCCESS, "finished")
+
+
+def test_a_tool_step_result_is_shown_once_as_its_observation(scripted: Any, path: Path) -> None:
+    data = ",".join(f'"city{i}":"Lima"' for i in range(40))
+    observation = f'{{"status":"success","data":{{{data}}}}}'
+    tool = ReasoningStep(
+        kind="tool", action=ToolAction(tool="find", input={"q": "x"}), observation=observation
+    )
+    plan = _plan(preview(observation, 100), "the model's own note")
+    model = scripted(text("Lima."))
+    run(finalize(_state(plan, trace=[tool]), runtime(), deps(model)), path)
+    system, ask = (m.content for m in model.prompts[0])
+    assert "city0" not in system and "step 1: the model's own note" in system
+    assert f"Observation: {{{data}}}" in ask  # in full, without the status wrapper
 
 
 def test_a_single_step_result_is_the_answer_without_a_call(path: Path) -> None:
