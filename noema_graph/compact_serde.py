@@ -271,22 +271,26 @@ def inflate(blob: bytes) -> bytes:
 
 
 class CompactSerializer(JsonPlusSerializer):
-    """A :class:`JsonPlusSerializer` that stores a tool result once per trace entry.
+    """A :class:`JsonPlusSerializer` that reads every format noema wrote, stock or compact.
 
-    ``compress=True`` stores large values zlib-compressed (see the module docstring).
+    It writes LangGraph's plain msgpack (what a stock saver reads) unless ``compact``: then a
+    tool result is stored once per trace entry and, with ``compress``, large values are
+    zlib-compressed (see the module docstring). Compact values are self-describing: every
+    serializer of this class reads them, whatever its settings.
     """
 
-    def __init__(self, *, compress: bool = False, **kwargs: Any) -> None:
-        """Take JsonPlusSerializer's keywords; ``compress`` turns on compression."""
+    def __init__(self, *, compact: bool = False, compress: bool = False, **kwargs: Any) -> None:
+        """Take JsonPlusSerializer's keywords; ``compact`` and ``compress`` as above."""
         super().__init__(**kwargs)
+        self.compact = compact or compress
         self.compress = compress
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """Encode ``obj`` (msgpack, as LangGraph; see the module docstring)."""
+        """Encode ``obj`` (msgpack, as LangGraph; see the class docstring)."""
         if obj is None or isinstance(obj, bytes | bytearray):
             return super().dumps_typed(obj)
         try:
-            data = _encode(_wrap(obj))
+            data = _encode(_wrap(obj) if self.compact else obj)
         except ormsgpack.MsgpackEncodeError:
             return super().dumps_typed(obj)  # its fallback (pickle if enabled) or its error
         return deflate(data) if self.compress else ("msgpack", data)
