@@ -12,11 +12,15 @@ place; reading it back restores the same value:
   call of :func:`expand_output` with its fields, which the decoder makes (the function is
   on the allow-list).
 
-Everything else is encoded exactly as :class:`JsonPlusSerializer` encodes it. With
-``compress=True`` (the SQLite checkpointers: SQLite, unlike PostgreSQL's TOAST, stores
-values as given) a value whose msgpack is at least :data:`COMPRESS_MIN` bytes is stored
-zlib-compressed as type :data:`COMPRESSED` when that saves at least a tenth; every
-serializer of this class reads both types, whatever its ``compress``.
+Everything else is encoded exactly as :class:`JsonPlusSerializer` encodes it. The stock
+format (the default) stops there: a step is plain LangGraph msgpack, which LangGraph's own
+serializer revives with noema importable (the model's validator restores the result). The
+compact format (``compact=True``) also wraps output contracts, links the snapshots a pruned
+checkpoint holds (:func:`_linked`) and, with ``compress=True`` (SQLite, unlike PostgreSQL's
+TOAST, stores values as given), stores a value whose msgpack is at least
+:data:`COMPRESS_MIN` bytes zlib-compressed as type :data:`COMPRESSED` when that saves at
+least a tenth. Every value decodes on its own, and every serializer of this class reads
+every format, whatever its settings.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from langgraph.checkpoint.serde.jsonplus import (
     EXT_DELTA_SNAPSHOT,
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
+    # LangGraph's encoder of one value, for everything but a trace step: no public hook
     _msgpack_default,  # pyright: ignore[reportPrivateUsage]
-    _option,  # pyright: ignore[reportPrivateUsage]
 )
+
+# a delta channel's snapshot: no public class (LangGraph's own savers import it too)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 
 from noema_graph.state.models import (
@@ -54,6 +60,16 @@ COMPRESS_LEVEL = 1
 """zlib level: 1 compresses checkpoints within 1% of level 6 in about 80% of the time."""
 INFLATE_MAX = 1 << 30
 """Largest value a compressed blob may inflate to (a damaged or hostile file errs)."""
+OPTIONS = (
+    ormsgpack.OPT_NON_STR_KEYS
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+    | ormsgpack.OPT_REPLACE_SURROGATES
+)
+"""ormsgpack options of LangGraph's encoder (its private ``_option``): what it passes to
+``default`` (dataclasses, datetimes, enums, UUIDs) is encoded as LangGraph encodes it."""
 TRACE_REF = "$trace"
 """Key of a stored output step that is trace entry ``value`` (see :func:`_linked`)."""
 
@@ -130,7 +146,7 @@ def _default(obj: Any) -> Any:
 
 
 def _encode(value: Any) -> bytes:
-    return ormsgpack.packb(value, default=_default, option=_option)
+    return ormsgpack.packb(value, default=_default, option=OPTIONS)
 
 
 def _wrap(obj: Any) -> Any:

@@ -9,13 +9,13 @@ allow-listed, or noema's (``--noema-serde``, how a compact file is read).
 
 from __future__ import annotations
 
+import os
 import pickle
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.serde import _msgpack  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -55,7 +55,7 @@ def read(db: Path, *, noema_serde: bool = False) -> dict[str, Any]:
 
 def main() -> None:
     """Read ``argv[1]``, pickle the histories to ``argv[2]``."""
-    assert _msgpack.STRICT_MSGPACK_ENABLED, "run with LANGGRAPH_STRICT_MSGPACK=true"
+    assert os.environ.get("LANGGRAPH_STRICT_MSGPACK") == "true", "LangGraph reads it at import"
     found = read(Path(sys.argv[1]), noema_serde="--noema-serde" in sys.argv)
     Path(sys.argv[2]).write_bytes(pickle.dumps(found))
 
