@@ -19,16 +19,20 @@ import sqlite3
 from typing import Literal
 
 from noema_graph.compact_serde import COMPRESSED
+from noema_graph.damage import is_corrupt
 
 COMPACT_APPLICATION_ID = 0x4E6F4563  # "NoEc"
 """SQLite ``application_id`` of a compact noema checkpoint file."""
 Format = Literal["compact", "stock"]
 """A checkpoint file's format."""
 
+LEGACY_ROWS = 64
+"""Rows of each table :func:`file_format` reads to recognise an unmarked compact file."""
 _LEGACY_SQL = (
-    "SELECT 1 FROM checkpoints WHERE type = ? LIMIT 1",
-    "SELECT 1 FROM writes WHERE type = ? LIMIT 1",
-    "SELECT 1 FROM writes WHERE channel = 'trace' AND instr(value, ?) > 0 LIMIT 1",
+    f"SELECT 1 FROM (SELECT type FROM checkpoints LIMIT {LEGACY_ROWS}) WHERE type = ?",
+    f"SELECT 1 FROM (SELECT type FROM writes LIMIT {LEGACY_ROWS}) WHERE type = ?",
+    f"SELECT 1 FROM (SELECT value FROM writes WHERE channel = 'trace' LIMIT {LEGACY_ROWS}) "
+    "WHERE instr(value, ?) > 0",
 )
 
 
@@ -40,8 +44,10 @@ def application_id(conn: sqlite3.Connection) -> int:
 def file_format(conn: sqlite3.Connection) -> Format:
     """Return the format of the file ``conn`` opens: its marker, else what its rows hold.
 
-    A file without the marker is compact when a row is compressed or a trace write refers
-    to a ToolMessage (written by noema before the marker existed), else stock.
+    A file without the marker is compact when one of the first :data:`LEGACY_ROWS` rows of
+    its tables is compressed or refers to a ToolMessage (noema wrote every file compact
+    before the marker existed: its checkpoints are compressed from the first), else stock.
+    Opening reads a few pages, not the file.
     """
     if application_id(conn) == COMPACT_APPLICATION_ID:
         return "compact"
@@ -69,9 +75,16 @@ def mark_compact(conn: sqlite3.Connection) -> None:
 def writes_compact(conn: sqlite3.Connection, compact: bool) -> bool:
     """Return whether a writer of the file ``conn`` opens writes compact, marking it if so.
 
-    ``compact`` asks for it; a file already compact stays compact whatever was asked.
+    ``compact`` asks for it; a file already compact stays compact whatever was asked. A file
+    too damaged to tell is left as its marker says (its reads raise the damage).
     """
-    if compact or file_format(conn) == "compact":
+    try:
+        found = file_format(conn)
+    except sqlite3.DatabaseError as exc:
+        if not is_corrupt(exc):
+            raise
+        found = "compact" if application_id(conn) == COMPACT_APPLICATION_ID else "stock"
+    if compact or found == "compact":
         mark_compact(conn)
         return True
     return False
