@@ -10,7 +10,9 @@ trace step's observation as a reference to its ToolMessage; only noema's seriali
 recognised by their rows (:func:`file_format`).
 
 A file stays in the format it has: opened without ``compact=True``, a compact file keeps being
-written compact, so a stock reader never meets a file that is half of each.
+written compact, so a stock reader never meets a file that is half of each unmarked.
+``compact=True`` on a stock file marks it compact from then on (noema reads its older rows
+as they are; ``export --stock`` converts the whole file back).
 """
 
 from __future__ import annotations
