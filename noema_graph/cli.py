@@ -89,8 +89,8 @@ CompactOpt = Annotated[
     bool,
     typer.Option(
         "--compact",
-        help="Write the SQLite file compact (about a third of the size; only noema reads it, "
-        "export --stock converts it). A compact file stays compact.",
+        help="Write the SQLite file compact (about half the size; LangGraph's saver reads it "
+        "only with noema's serializer; export --stock converts it). It stays compact.",
     ),
 ]
 

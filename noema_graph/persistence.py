@@ -253,10 +253,11 @@ def sqlite_checkpointer(
     Args:
         path: The SQLite file (created if missing).
         check: Run SQLite's ``PRAGMA quick_check`` before use (reads the whole file).
-        compact: Write the compact format (compressed values, linked trace writes; about a
-            third smaller, read by noema's serializer only) and mark the file so. A file
-            already compact stays compact without it (see :mod:`noema_graph.sqlite_format`);
-            otherwise the file is stock: LangGraph's own ``SqliteSaver`` reads it.
+        compact: Write the compact format (large values compressed, output contracts'
+            steps stored once; about half the size; LangGraph's saver reads it only with
+            :func:`serializer`) and mark the file so. A file already compact stays compact
+            without it (see :mod:`noema_graph.sqlite_format`); otherwise the file is stock:
+            LangGraph's own ``SqliteSaver`` reads it with its default serializer.
 
     Raises:
         DamagedFileError: the file is not a SQLite database or is damaged (also raised later,
