@@ -36,8 +36,6 @@ from langgraph.checkpoint.serde.jsonplus import (
     EXT_DELTA_SNAPSHOT,
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
-    # LangGraph's encoder of one value, for everything but a trace step: no public hook
-    _msgpack_default,  # pyright: ignore[reportPrivateUsage]
 )
 
 # a delta channel's snapshot: no public class (LangGraph's own savers import it too)
@@ -142,7 +140,33 @@ def _default(obj: Any) -> Any:
         )
     if isinstance(obj, _DeltaSnapshot):
         return ormsgpack.Ext(EXT_DELTA_SNAPSHOT, _encode(obj.value))
-    return _msgpack_default(obj)
+    return langgraph_default(obj)
+
+
+_FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
+"""msgpack's fixext headers and their data lengths."""
+_EXT = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+"""msgpack's ext 8/16/32 headers and the size of their length field."""
+_STOCK = JsonPlusSerializer()
+
+
+def langgraph_default(obj: Any) -> Any:
+    """Return what LangGraph's encoder makes of ``obj``, through its public ``dumps_typed``.
+
+    LangGraph's msgpack hook is private; encoding ``obj`` alone gives the same bytes: an
+    extension value (returned as :class:`ormsgpack.Ext`, so this encoder embeds it) or a
+    plain value (returned decoded).
+    """
+    data = _STOCK.dumps_typed(obj)[1]
+    head = data[0]
+    if head in _FIXEXT:
+        return ormsgpack.Ext(int.from_bytes(data[1:2], signed=True), data[2:])
+    if head in _EXT:
+        start = 1 + _EXT[head]
+        return ormsgpack.Ext(
+            int.from_bytes(data[start : start + 1], signed=True), data[start + 1 :]
+        )
+    return ormsgpack.unpackb(data, option=ormsgpack.OPT_NON_STR_KEYS)
 
 
 def _encode(value: Any) -> bytes:

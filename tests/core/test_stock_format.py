@@ -10,12 +10,16 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Overwrite
 from typer.testing import CliRunner
 
 from noema_graph import build_agent_graph, prune
@@ -24,7 +28,12 @@ from noema_graph.compact_serde import COMPRESSED
 from noema_graph.doctor import diagnose
 from noema_graph.errors import ConfigurationError
 from noema_graph.inspect import checkpoint
-from noema_graph.persistence import async_sqlite_checkpointer, make_compact, sqlite_checkpointer
+from noema_graph.persistence import (
+    async_sqlite_checkpointer,
+    make_compact,
+    serializer,
+    sqlite_checkpointer,
+)
 from noema_graph.sqlite_format import COMPACT_APPLICATION_ID, application_id, file_format
 from noema_graph.stock_export import export_stock
 from tests.core.helpers import cfg
@@ -195,3 +204,14 @@ def test_the_cli_exports_and_marks_compact_files(tmp_path: Path) -> None:
     assert "stock format" in done.output
     make_compact(target)  # what run --compact does first
     assert file_format(sqlite3.connect(target)) == "compact"
+
+
+def test_values_without_trace_steps_are_encoded_byte_for_byte_as_langgraph_does() -> None:
+    value = {
+        "messages": [AIMessage("a" * 300, id="a"), ToolMessage("t" * 70_000, tool_call_id="c")],
+        "at": datetime.now(UTC),
+        "tags": {1, 2},
+        "reset": Overwrite([1]),
+        "short": AIMessage("", id="b"),
+    }
+    assert serializer().dumps_typed(value) == JsonPlusSerializer().dumps_typed(value)
