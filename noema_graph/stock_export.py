@@ -4,7 +4,8 @@ The copy is made with SQLite's ``VACUUM INTO`` (every table: checkpoints, writes
 log, the stores), then each checkpoint and write is decoded with noema's serializer (which
 reads every format noema wrote: compressed values, trace writes linked to their
 ToolMessages, linked snapshots) and stored again in the stock format, and the compact marker
-is cleared. ``IN`` is opened read-only and never changed; ``OUT`` must not exist.
+is cleared. ``IN`` is opened read-only and never changed; ``OUT`` must not exist. Run it when
+no run writes ``IN`` (rows written during the export may be left out).
 """
 
 from __future__ import annotations
@@ -73,22 +74,47 @@ def export_stock(source: str | Path, target: str | Path) -> Exported:
     """Write ``target``: ``source`` in the stock format LangGraph's ``SqliteSaver`` reads.
 
     Raises:
-        ConfigurationError: ``source`` is not a file, or ``target`` exists (it is never
-            overwritten) or its folder does not.
+        ConfigurationError: ``source`` is not a SQLite file holding checkpoints, or
+            ``target`` exists (it is never overwritten) or its folder does not.
     """
     source, target = Path(source).expanduser(), Path(target).expanduser()
     _checked(source, target)
     with closing(sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)) as src:
-        found = file_format(src)
+        found = _source_format(src, source)
         src.execute("VACUUM INTO ?", (str(target),))
-        with closing(sqlite3.connect(target, isolation_level=None)) as out:
-            out.execute("BEGIN IMMEDIATE")
-            checkpoints = _convert_checkpoints(src, out, serializer())
-            writes = _convert_writes(src, out, serializer())
-            out.execute("PRAGMA application_id=0")
-            out.execute("COMMIT")
-            out.execute("VACUUM")
+        try:
+            checkpoints, writes = _convert(src, target)
+        except BaseException:
+            target.unlink(missing_ok=True)  # never leave a half-converted copy
+            raise
     return Exported(source_format=found, checkpoints=checkpoints, writes=writes)
+
+
+def _source_format(src: sqlite3.Connection, source: Path) -> Format:
+    """Return the format of ``source``; raise ConfigurationError unless it holds checkpoints."""
+    try:
+        tables = {row[0] for row in src.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.DatabaseError as exc:
+        raise ConfigurationError(
+            "IN", f"{source} is not a readable SQLite file ({exc})", fix="noema-graph doctor IN"
+        ) from exc
+    if not {"checkpoints", "writes"} <= tables:
+        raise ConfigurationError(
+            "IN", f"{source} holds no checkpoints", fix="pass the file noema-graph run wrote"
+        )
+    return file_format(src)
+
+
+def _convert(src: sqlite3.Connection, target: Path) -> tuple[int, int]:
+    """Store every checkpoint and write of ``target`` (a copy of ``src``) in the stock format."""
+    with closing(sqlite3.connect(target, isolation_level=None)) as out:
+        out.execute("BEGIN IMMEDIATE")
+        checkpoints = _convert_checkpoints(src, out, serializer())
+        writes = _convert_writes(src, out, serializer())
+        out.execute("PRAGMA application_id=0")
+        out.execute("COMMIT")
+        out.execute("VACUUM")
+    return checkpoints, writes
 
 
 def _stock(serde: SerializerProtocol, kind: str | None, blob: bytes | None) -> tuple[Any, Any]:

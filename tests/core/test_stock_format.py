@@ -206,6 +206,19 @@ def test_the_cli_exports_and_marks_compact_files(tmp_path: Path) -> None:
     assert file_format(sqlite3.connect(target)) == "compact"
 
 
+def test_export_refuses_what_is_not_a_checkpoint_file(tmp_path: Path) -> None:
+    text, other, out = tmp_path / "notes.txt", tmp_path / "other.sqlite", tmp_path / "o.sqlite"
+    text.write_text("not a database " * 100)
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(ConfigurationError, match=r"IN: .* not a readable SQLite file"):
+        export_stock(text, out)
+    with pytest.raises(ConfigurationError, match=r"IN: .* holds no checkpoints"):
+        export_stock(other, out)
+    with pytest.raises(ConfigurationError, match=r"IN: .* is not a file"):
+        export_stock(tmp_path / "missing.sqlite", out)
+    assert not out.exists()
+
+
 def test_values_without_trace_steps_are_encoded_byte_for_byte_as_langgraph_does() -> None:
     value = {
         "messages": [AIMessage("a" * 300, id="a"), ToolMessage("t" * 70_000, tool_call_id="c")],
