@@ -1,10 +1,11 @@
 """Read a checkpoint file with LangGraph's own ``SqliteSaver``, as a LangGraph user would.
 
-Run as ``python -m tests.core.stock_reader DB OUT [--noema-serde]`` with
+Run as ``python -m tests.core.stock_reader DB OUT [--noema-serde | --default-serde]`` with
 ``LANGGRAPH_STRICT_MSGPACK=true`` (LangGraph reads it at import): it lists every checkpoint,
 loads each with ``get_tuple``, and pickles each thread's ``get_state_history`` through a
 compiled noema graph to OUT. The serializer is LangGraph's own with noema's classes
-allow-listed, or noema's (``--noema-serde``, how a compact file is read).
+allow-listed, or noema's (``--noema-serde``, how a compact file is read), or LangGraph's
+default (``--default-serde``: the allow-list the compiled graph derives from its schema).
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ def history_of(graph: Any, thread: str) -> list[tuple[str, dict[str, Any], tuple
     ]
 
 
-def read(db: Path, *, noema_serde: bool = False) -> dict[str, Any]:
-    """Return every thread's history of ``db`` read through a stock ``SqliteSaver``."""
-    serde = (
-        serializer() if noema_serde else JsonPlusSerializer(allowed_msgpack_modules=allowed_types())
-    )
+def read(db: Path, how: str = "") -> dict[str, Any]:
+    """Return every thread's history of ``db`` read through a stock ``SqliteSaver``.
+
+    ``how``: ``"--noema-serde"``, ``"--default-serde"``, else LangGraph's with the allow-list.
+    """
+    serde = {
+        "--noema-serde": serializer(),
+        "--default-serde": JsonPlusSerializer(),
+    }.get(how, JsonPlusSerializer(allowed_msgpack_modules=allowed_types()))
     conn = sqlite3.connect(db, check_same_thread=False)
     try:
         saver = SqliteSaver(conn, serde=serde)
@@ -56,7 +61,7 @@ def read(db: Path, *, noema_serde: bool = False) -> dict[str, Any]:
 def main() -> None:
     """Read ``argv[1]``, pickle the histories to ``argv[2]``."""
     assert os.environ.get("LANGGRAPH_STRICT_MSGPACK") == "true", "LangGraph reads it at import"
-    found = read(Path(sys.argv[1]), noema_serde="--noema-serde" in sys.argv)
+    found = read(Path(sys.argv[1]), sys.argv[3] if len(sys.argv) > 3 else "")
     Path(sys.argv[2]).write_bytes(pickle.dumps(found))
 
 

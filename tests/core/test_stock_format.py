@@ -123,6 +123,7 @@ def test_a_default_file_reads_the_same_through_langgraphs_own_saver(
     ours = _noema_history(db)
     assert set(ours) == {"a", "s"} and all(len(states) > 5 for states in ours.values())
     assert _stock_history(db, tmp_path) == ours
+    assert _stock_history(db, tmp_path, "--default-serde") == ours  # the schema's allow-list
     prune(db, keep_last=3)  # the oldest kept checkpoint gets snapshots of the delta channels
     pruned = _noema_history(db)
     assert all(len(states) == 3 for states in pruned.values())
