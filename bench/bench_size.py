@@ -5,10 +5,12 @@ Usage:
         [--breakdown] [--history 200] [--prune] [--payload filler|text]
 
 Both agents get the zero-latency scripted model and 1 KB tool of ``bench/zero_latency.py``.
-noema_graph runs on ``sqlite_checkpointer`` (event log on, its default); the prebuilt agent
+noema_graph runs on ``sqlite_checkpointer`` (event log on, its default), once in each
+format: ``compact=True`` and the default stock format (the breakdown, prune and history
+figures are the stock file's); the prebuilt agent
 (``create_react_agent``) on a stock ``SqliteSaver(sqlite3.connect(path))``.
 
-For each N: the file size after ``VACUUM`` and bytes per iteration (growth is linear when
+For each N and format: the file size after ``VACUUM`` and bytes per iteration (growth is linear when
 bytes/iteration stays flat as N grows). ``--breakdown`` prints bytes per table and, inside
 the checkpoints table, per channel (each channel value re-serialised on its own) and per
 channel of the writes table. ``--history N`` times ``graph.get_state_history`` of both
@@ -52,9 +54,9 @@ TOOL: list[Any] = [fetch]
 """The tool both agents call (``--payload`` picks it)."""
 
 
-def noema_thread(path: Path, n: int) -> None:
-    """Run one noema thread of N iterations into ``path``."""
-    with sqlite_checkpointer(path) as saver:
+def noema_thread(path: Path, n: int, compact: bool = False) -> None:
+    """Run one noema thread of N iterations into ``path`` (stock format, or compact)."""
+    with sqlite_checkpointer(path, compact=compact) as saver:
         model = script(n, plan=True, context_window=WIDE_WINDOW)
         graph = build_agent_graph(noema_config(n), model=model, tools=TOOL, checkpointer=saver)
         graph.invoke(INPUT, CONFIG)
@@ -141,13 +143,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.iterations.split(",") if x]:
             path = Path(tmp) / f"noema-{n}.sqlite"
-            start = time.perf_counter()
-            noema_thread(path, n)
-            took = time.perf_counter() - start
-            size = vacuumed(path)
-            print(
-                f"noema N={n}: {size:,} B after VACUUM, {size / n:,.0f} B/iteration ({took:.1f} s)"
-            )
+            for compact in (True, False):
+                where = path.with_suffix(".compact") if compact else path
+                start = time.perf_counter()
+                noema_thread(where, n, compact)
+                took = time.perf_counter() - start
+                size = vacuumed(where)
+                print(
+                    f"noema {'compact' if compact else 'stock'} N={n}: {size:,} B after VACUUM, "
+                    f"{size / n:,.0f} B/iteration ({took:.1f} s)"
+                )
             if args.breakdown:
                 breakdown(path)
             if args.prebuilt_size:

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from noema_graph.hooks import HookCall, Hooks
     from noema_graph.lease import ThreadBusy
     from noema_graph.persistence import (
+        allowed_types,
         async_sqlite_checkpointer,
         async_sqlite_store,
         prune,
+        serializer,
         sqlite_checkpointer,
         sqlite_store,
     )
@@ -43,6 +45,7 @@ __all__ = [
     "RunContext",
     "ThreadBusy",
     "ainvoke_cancellable",
+    "allowed_types",
     "approve",
     "arun_agent",
     "astream_agent",
@@ -60,6 +63,7 @@ __all__ = [
     "resume_agent",
     "resume_with",
     "run_agent",
+    "serializer",
     "sqlite_checkpointer",
     "sqlite_store",
 ]

@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from noema_graph import cli_db, doctor_cli, inspect_cli
+from noema_graph import cli_db, doctor_cli, export_cli, inspect_cli
 from noema_graph.cli_errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
@@ -85,6 +85,25 @@ JsonOpt = Annotated[
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print only the answer: no progress, no status.")
 ]
+CompactOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compact",
+        help="Write the SQLite file compact (about half the size; LangGraph's saver reads it "
+        "only with noema's serializer; export --stock converts it). It stays compact.",
+    ),
+]
+
+
+def _compact(where: Path | str, compact: bool) -> None:
+    """Mark the SQLite file ``where`` compact when ``--compact`` was given (exit 2 on a URL)."""
+    if not compact:
+        return
+    if isinstance(where, str):
+        usage_error("--compact applies to SQLite files only", "drop --compact for PostgreSQL")
+    from noema_graph.persistence import make_compact
+
+    make_compact(where)
 
 
 def _show(quiet: bool, as_json: bool) -> Show:
@@ -229,6 +248,7 @@ def run(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    compact: CompactOpt = False,
 ) -> None:
     """Run an agent on REQUEST, showing its plan and tool calls live, then the answer.
 
@@ -243,6 +263,7 @@ def run(
     show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
     where = resolve_database(db, database_url)
+    _compact(where, compact)
     learning = _learning_store(data, where) if agent is not None else DEFAULT_LEARNING_DB
     recipe = Recipe(
         agent=agent,
@@ -443,11 +464,13 @@ def ask(
     user: Annotated[str, typer.Option("--user", help="User id for memory.")] = "cli",
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    compact: CompactOpt = False,
 ) -> None:
     """Answer QUESTION read-only: memory recall and the model, no tools, no writes."""
     show = _show(quiet, as_json)
     question = check_request(question, 'noema-graph ask "What did I study yesterday?"')
     check_database(db)
+    _compact(db, compact)
     from noema_graph.graphs import build_ask_graph
     from noema_graph.persistence import sqlite_checkpointer, sqlite_store
 
@@ -473,6 +496,7 @@ def resume(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
+    compact: CompactOpt = False,
 ) -> None:
     """Resume a run from its last checkpoint: after a crash, Ctrl-C, or a pause for you.
 
@@ -485,6 +509,7 @@ def resume(
 
     show = _show(quiet, as_json)
     where = resolve_database(db, database_url, must_exist=True)
+    _compact(where, compact)
     try:
         status, output = thread_status(where, thread)
     except NoemaError as exc:
@@ -599,6 +624,7 @@ app.command("threads")(inspect_cli.threads)
 app.command("history")(inspect_cli.history)
 app.command("inspect")(inspect_cli.inspect)
 doctor_cli.register(app)
+export_cli.register(app)
 
 
 @app.command(

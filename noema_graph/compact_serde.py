@@ -12,11 +12,15 @@ place; reading it back restores the same value:
   call of :func:`expand_output` with its fields, which the decoder makes (the function is
   on the allow-list).
 
-Everything else is encoded exactly as :class:`JsonPlusSerializer` encodes it. With
-``compress=True`` (the SQLite checkpointers: SQLite, unlike PostgreSQL's TOAST, stores
-values as given) a value whose msgpack is at least :data:`COMPRESS_MIN` bytes is stored
-zlib-compressed as type :data:`COMPRESSED` when that saves at least a tenth; every
-serializer of this class reads both types, whatever its ``compress``.
+Everything else is encoded exactly as :class:`JsonPlusSerializer` encodes it. The stock
+format (the default) stops there: a step is plain LangGraph msgpack, which LangGraph's own
+serializer revives with noema importable (the model's validator restores the result). The
+compact format (``compact=True``) also wraps output contracts, links the snapshots a pruned
+checkpoint holds (:func:`_linked`) and, with ``compress=True`` (SQLite, unlike PostgreSQL's
+TOAST, stores values as given), stores a value whose msgpack is at least
+:data:`COMPRESS_MIN` bytes zlib-compressed as type :data:`COMPRESSED` when that saves at
+least a tenth. Every value decodes on its own, and every serializer of this class reads
+every format, whatever its settings.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from langgraph.checkpoint.serde.jsonplus import (
     EXT_DELTA_SNAPSHOT,
     EXT_PYDANTIC_V2,
     JsonPlusSerializer,
-    _msgpack_default,  # pyright: ignore[reportPrivateUsage]
-    _option,  # pyright: ignore[reportPrivateUsage]
 )
+
+# a delta channel's snapshot: no public class (LangGraph's own savers import it too)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 
 from noema_graph.state.models import (
@@ -54,6 +58,16 @@ COMPRESS_LEVEL = 1
 """zlib level: 1 compresses checkpoints within 1% of level 6 in about 80% of the time."""
 INFLATE_MAX = 1 << 30
 """Largest value a compressed blob may inflate to (a damaged or hostile file errs)."""
+OPTIONS = (
+    ormsgpack.OPT_NON_STR_KEYS
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+    | ormsgpack.OPT_REPLACE_SURROGATES
+)
+"""ormsgpack options of LangGraph's encoder (its private ``_option``): what it passes to
+``default`` (dataclasses, datetimes, enums, UUIDs) is encoded as LangGraph encodes it."""
 TRACE_REF = "$trace"
 """Key of a stored output step that is trace entry ``value`` (see :func:`_linked`)."""
 
@@ -126,11 +140,37 @@ def _default(obj: Any) -> Any:
         )
     if isinstance(obj, _DeltaSnapshot):
         return ormsgpack.Ext(EXT_DELTA_SNAPSHOT, _encode(obj.value))
-    return _msgpack_default(obj)
+    return langgraph_default(obj)
+
+
+_FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
+"""msgpack's fixext headers and their data lengths."""
+_EXT = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+"""msgpack's ext 8/16/32 headers and the size of their length field."""
+_STOCK = JsonPlusSerializer()
+
+
+def langgraph_default(obj: Any) -> Any:
+    """Return what LangGraph's encoder makes of ``obj``, through its public ``dumps_typed``.
+
+    LangGraph's msgpack hook is private; encoding ``obj`` alone gives the same bytes: an
+    extension value (returned as :class:`ormsgpack.Ext`, so this encoder embeds it) or a
+    plain value (returned decoded).
+    """
+    data = _STOCK.dumps_typed(obj)[1]
+    head = data[0]
+    if head in _FIXEXT:
+        return ormsgpack.Ext(int.from_bytes(data[1:2], signed=True), data[2:])
+    if head in _EXT:
+        start = 1 + _EXT[head]
+        return ormsgpack.Ext(
+            int.from_bytes(data[start : start + 1], signed=True), data[start + 1 :]
+        )
+    return ormsgpack.unpackb(data, option=ormsgpack.OPT_NON_STR_KEYS)
 
 
 def _encode(value: Any) -> bytes:
-    return ormsgpack.packb(value, default=_default, option=_option)
+    return ormsgpack.packb(value, default=_default, option=OPTIONS)
 
 
 def _wrap(obj: Any) -> Any:
@@ -271,22 +311,26 @@ def inflate(blob: bytes) -> bytes:
 
 
 class CompactSerializer(JsonPlusSerializer):
-    """A :class:`JsonPlusSerializer` that stores a tool result once per trace entry.
+    """A :class:`JsonPlusSerializer` that reads every format noema wrote, stock or compact.
 
-    ``compress=True`` stores large values zlib-compressed (see the module docstring).
+    It writes LangGraph's plain msgpack (what a stock saver reads) unless ``compact``: then a
+    tool result is stored once per trace entry and, with ``compress``, large values are
+    zlib-compressed (see the module docstring). Compact values are self-describing: every
+    serializer of this class reads them, whatever its settings.
     """
 
-    def __init__(self, *, compress: bool = False, **kwargs: Any) -> None:
-        """Take JsonPlusSerializer's keywords; ``compress`` turns on compression."""
+    def __init__(self, *, compact: bool = False, compress: bool = False, **kwargs: Any) -> None:
+        """Take JsonPlusSerializer's keywords; ``compact`` and ``compress`` as above."""
         super().__init__(**kwargs)
+        self.compact = compact or compress
         self.compress = compress
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """Encode ``obj`` (msgpack, as LangGraph; see the module docstring)."""
+        """Encode ``obj`` (msgpack, as LangGraph; see the class docstring)."""
         if obj is None or isinstance(obj, bytes | bytearray):
             return super().dumps_typed(obj)
         try:
-            data = _encode(_wrap(obj))
+            data = _encode(_wrap(obj) if self.compact else obj)
         except ormsgpack.MsgpackEncodeError:
             return super().dumps_typed(obj)  # its fallback (pickle if enabled) or its error
         return deflate(data) if self.compress else ("msgpack", data)

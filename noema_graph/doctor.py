@@ -40,6 +40,7 @@ from noema_graph.damage import (
 )
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import serializer
+from noema_graph.sqlite_format import Format, file_format
 
 Severity = Literal["damage", "note"]
 SHOWN = 10
@@ -74,6 +75,8 @@ class Report:
     bad: list[BadRow] = field(default_factory=list[BadRow])
     is_sqlite: bool = True
     is_checkpoint_file: bool = True
+    format: Format | None = None
+    """The checkpoint file's format (``stock`` or ``compact``), when it could be read."""
 
     @property
     def healthy(self) -> bool:
@@ -94,7 +97,8 @@ class Report:
         if not self.is_checkpoint_file and not self.healthy:
             verdict = "NOT A CHECKPOINT FILE"
         counts = ", ".join(f"{n} {name}" for name, n in self.counts.items())
-        head = [f"{self.path}: {verdict}" + (f" ({counts})" if counts else "")]
+        facts = ", ".join(x for x in (counts, self.format and f"{self.format} format") if x)
+        head = [f"{self.path}: {verdict}" + (f" ({facts})" if facts else "")]
         return head + [f"  {f.severity}: {f.text}" for f in self.findings]
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,6 +107,7 @@ class Report:
             "path": str(self.path),
             "healthy": self.healthy,
             "counts": self.counts,
+            "format": self.format,
             "findings": [{"severity": f.severity, "text": f.text} for f in self.findings],
         }
 
@@ -179,10 +184,21 @@ def check(copy: Path, report: Report, *, quick: bool = False) -> None:
         if "writes" not in tables:
             report.damage("the 'writes' table is missing (LangGraph keeps pending writes there)")
             return
+        _format(conn, report)
         _rows(conn, report)
         _heads(conn, report)
         if "store" in tables:
             _store(conn, report)
+
+
+def _format(conn: sqlite3.Connection, report: Report) -> None:
+    """Record the file's format (see :mod:`noema_graph.sqlite_format`); damage says nothing."""
+    try:
+        report.format = file_format(conn)
+    except sqlite3.DatabaseError as exc:
+        if not is_corrupt(exc):
+            raise
+        return
 
 
 def _integrity(conn: sqlite3.Connection, report: Report, *, quick: bool) -> None:

@@ -2,8 +2,9 @@
 
 ``threads(db)`` lists every thread in a checkpoint store, ``history(db, thread_id)`` lists one
 thread's checkpoints and ``checkpoint(db, thread_id, checkpoint_id)`` decodes the full state
-at one of them. ``db`` is a SQLite file path, a database URL (``sqlite:///FILE`` or
-``postgresql://...``) or an open saver. On a SQLite file, a
+at one of them (its ``__checkpoint__`` names the SQLite file's format, ``"stock"`` or
+``"compact"``: :func:`storage_format`). ``db`` is a SQLite file path, a database URL
+(``sqlite:///FILE`` or ``postgresql://...``) or an open saver. On a SQLite file, a
 :class:`~langgraph.checkpoint.sqlite.SqliteSaver` or a PostgreSQL URL the listings read the
 ``checkpoints`` table with SQL and use the run summary each checkpoint's metadata holds
 (decoding only the small blob of a checkpoint without one); the message and trace deltas are
@@ -39,6 +40,7 @@ from noema_graph.backends import backend_kind, sqlite_path
 from noema_graph.damage import decoding_row, file_of
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import DELTA_CHANNELS, sqlite_checkpointer
+from noema_graph.sqlite_format import Format, file_format
 from noema_graph.state.agent import replayed
 from noema_graph.state.outcome import FINISHED
 
@@ -62,6 +64,7 @@ __all__ = [
     "history",
     "replay_from",
     "run_summary",
+    "storage_format",
     "threads",
 ]
 
@@ -188,7 +191,7 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
     if found is None:
         raise KeyError(_missing(thread_id, checkpoint_id))
     history = source.get_delta_channel_history(config=found.config, channels=list(DELTA_CHANNELS))
-    return _state(found, history)
+    return _state(found, history, storage_format(source))
 
 
 async def athreads(saver: Source) -> list[ThreadRow]:
@@ -239,7 +242,7 @@ async def acheckpoint(
     history = await saver.aget_delta_channel_history(
         config=found.config, channels=list(DELTA_CHANNELS)
     )
-    return _state(found, history)
+    return _state(found, history, storage_format(saver))
 
 
 def fork(
@@ -638,7 +641,23 @@ def _error_text(error: Any) -> str | None:
     return str(getattr(error, "message", error))
 
 
-def _state(found: CheckpointTuple, history: Mapping[str, DeltaChannelHistory]) -> dict[str, Any]:
+def storage_format(saver: BaseCheckpointSaver[Any]) -> Format | None:
+    """Return the format of the SQLite file ``saver`` writes (None: not a SQLite file).
+
+    ``"stock"``: LangGraph's ``SqliteSaver`` reads it; ``"compact"``: only noema's serializer
+    does (see :mod:`noema_graph.sqlite_format`).
+    """
+    compact = getattr(saver, "compact", None)
+    if isinstance(compact, bool):  # noema's savers: the format they found and write
+        return "compact" if compact else "stock"
+    return file_format(saver.conn) if isinstance(saver, SqliteSaver) else None
+
+
+def _state(
+    found: CheckpointTuple,
+    history: Mapping[str, DeltaChannelHistory],
+    storage: Format | None = None,
+) -> dict[str, Any]:
     """Decode the whole state: scalar channels, delta channels replayed, checkpoint facts."""
     values = dict(found.checkpoint.get("channel_values", {}))
     for name, entry in history.items():
@@ -651,6 +670,7 @@ def _state(found: CheckpointTuple, history: Mapping[str, DeltaChannelHistory]) -
         "step": metadata.get("step", -1),
         "time": found.checkpoint["ts"],
         "metadata": metadata,
+        "format": storage,
     }
     state["__interrupts__"] = [
         getattr(value, "value", value)

@@ -172,7 +172,10 @@ def _plain(value: Any) -> Any:
 
 def _print_state(state: dict[str, Any]) -> None:
     meta = state["__checkpoint__"]
-    console.print(f"checkpoint {meta['checkpoint_id']} (step {meta['step']}, {meta['time']})")
+    stored = f", {meta['format']} file" if meta.get("format") else ""
+    console.print(
+        f"checkpoint {meta['checkpoint_id']} (step {meta['step']}, {meta['time']}{stored})"
+    )
     plan = state.get("plan")
     if plan is not None:
         table = Table("#", "step", "status", title=f"plan: {plan.goal}")

@@ -1,10 +1,13 @@
-"""A task's trace steps refer to its ToolMessages in the ``writes`` table (SQLite savers).
+"""Resolve trace writes that refer to their ToolMessages (older compact files).
 
 ``tool_node`` writes each call's ToolMessage to ``messages`` and a trace step whose
-observation is the same text to ``trace``, in one task. :func:`link` stores such a step with
-a reference to the ToolMessage instead of a copy (see
-:func:`noema_graph.compact_serde.link_step`); :func:`resolve` puts the text back from the
-same task's messages write when the writes are read. A step read without resolving fails
+observation is the same text to ``trace``, in one task. noema's SQLite savers used to store
+such a step with a reference to the ToolMessage instead of a copy (see
+:func:`noema_graph.compact_serde.link_step`), which only a reader of the whole task can
+resolve; they no longer write them (a compact file's values must each decode on their own,
+so LangGraph's saver reads it with noema's serializer), but such files keep reading:
+:func:`resolve` puts the text back from the same task's messages write when the writes are
+read, and ``noema-graph export --stock`` does the same. A step read without resolving fails
 loudly when it is validated, never silently without its observation.
 """
 
@@ -16,26 +19,11 @@ from typing import Any
 
 from langgraph.checkpoint.base import PendingWrite
 
-from noema_graph.compact_serde import is_linked, link_step, tool_answers, unlink_step
+from noema_graph.compact_serde import is_linked, tool_answers, unlink_step
 
 
 def _messages(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
-
-
-def link(writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Return one task's ``writes`` with trace observations that repeat its ToolMessages linked."""
-    answers = tool_answers(
-        m for channel, v in writes if channel == "messages" for m in _messages(v)
-    )
-    if not answers:
-        return list(writes)
-    return [
-        (channel, [link_step(s, answers) for s in value])
-        if channel == "trace" and isinstance(value, list)
-        else (channel, value)
-        for channel, value in writes
-    ]
 
 
 def _has_links(value: Any) -> bool:

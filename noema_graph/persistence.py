@@ -1,8 +1,9 @@
 """Open checkpointers and stores; the one place that knows about storage backends.
 
 ``sqlite_checkpointer(path)`` and ``async_sqlite_checkpointer(path)`` open a SQLite file in
-WAL mode with a busy timeout and a deserialisation allow-list: a checkpoint can only revive
-LangGraph's own safe types, LangChain messages and the classes in
+WAL mode with a busy timeout, in LangGraph's stock format unless ``compact=True`` or the file
+is compact (:mod:`noema_graph.sqlite_format`), and with a deserialisation allow-list: a
+checkpoint can only revive LangGraph's own safe types, LangChain messages and the classes in
 :data:`noema_graph.state.models.STATE_MODELS`. A database URL that may name PostgreSQL goes
 through :func:`noema_graph.backends.open_backend`, which opens SQLite files here.
 
@@ -31,6 +32,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from noema_graph.compact_serde import CompactSerializer, expand_output
 from noema_graph.damage import DamagedFileError, corrupt_file, is_corrupt
 from noema_graph.errors import ConfigurationError
+from noema_graph.sqlite_format import mark_compact, writes_compact
 from noema_graph.sqlite_savers import NoemaAsyncSqliteSaver, NoemaSqliteSaver
 from noema_graph.sqlite_writer import SqliteWriter, shared_writer
 from noema_graph.state.agent import DELTA_CHANNELS  # re-exported: readers replay them
@@ -57,21 +59,34 @@ MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
 )
 
 
-def serializer(*, compress: bool = False) -> JsonPlusSerializer:
-    """Return a serializer that revives only allow-listed classes (no pickle).
+def allowed_types() -> list[tuple[str, ...]]:
+    """Return the classes a noema checkpoint may revive, as LangGraph's allow-list takes them.
 
-    It stores a trace entry's tool result once (:class:`CompactSerializer`); ``compress``
-    stores large values zlib-compressed (the SQLite checkpointers; every serializer reads
-    them).
+    Pass them to a stock saver's serializer under ``LANGGRAPH_STRICT_MSGPACK=true``:
+    ``SqliteSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=allowed_types()))``
+    (a compiled graph also derives most of them from its state schema).
     """
-    allowed = [
+    return [
         *MESSAGE_TYPES,
         ("langgraph.checkpoint.serde.types", "_DeltaSnapshot"),
         (expand_output.__module__, expand_output.__name__),
         *((m.__module__, m.__name__) for m in STATE_MODELS),
     ]
+
+
+def serializer(*, compact: bool = False, compress: bool = False) -> JsonPlusSerializer:
+    """Return a serializer that revives only allow-listed classes (no pickle).
+
+    It reads every file noema wrote, stock or compact, and writes LangGraph's plain msgpack
+    unless ``compact`` (a tool result stored once per trace entry) or ``compress`` (compact,
+    and large values zlib-compressed): see :class:`CompactSerializer`. Give it to LangGraph's
+    own saver to read a compact file: ``SqliteSaver(conn, serde=serializer())``.
+    """
     return CompactSerializer(
-        compress=compress, pickle_fallback=False, allowed_msgpack_modules=allowed
+        compact=compact,
+        compress=compress,
+        pickle_fallback=False,
+        allowed_msgpack_modules=allowed_types(),
     )
 
 
@@ -230,12 +245,19 @@ async def _async_backend(
 
 
 @contextmanager
-def sqlite_checkpointer(path: str | Path, *, check: bool = False) -> Generator[SqliteSaver]:
+def sqlite_checkpointer(
+    path: str | Path, *, check: bool = False, compact: bool = False
+) -> Generator[SqliteSaver]:
     """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation).
 
     Args:
         path: The SQLite file (created if missing).
         check: Run SQLite's ``PRAGMA quick_check`` before use (reads the whole file).
+        compact: Write the compact format (large values compressed, output contracts'
+            steps stored once; about half the size; LangGraph's saver reads it only with
+            :func:`serializer`) and mark the file so. A file already compact stays compact
+            without it (see :mod:`noema_graph.sqlite_format`); otherwise the file is stock:
+            LangGraph's own ``SqliteSaver`` reads it with its default serializer.
 
     Raises:
         DamagedFileError: the file is not a SQLite database or is damaged (also raised later,
@@ -244,7 +266,9 @@ def sqlite_checkpointer(path: str | Path, *, check: bool = False) -> Generator[S
     target = _sqlite_path(path)
 
     def make(conn: sqlite3.Connection) -> SqliteSaver:
-        return NoemaSqliteSaver(conn, serde=serializer(compress=True), path=target)
+        packed = writes_compact(conn, compact)
+        serde = serializer(compact=packed, compress=packed)
+        return NoemaSqliteSaver(conn, serde=serde, path=target, compact=packed)
 
     with _backend(target, make, check=check) as saver:
         yield saver
@@ -252,18 +276,19 @@ def sqlite_checkpointer(path: str | Path, *, check: bool = False) -> Generator[S
 
 @asynccontextmanager
 async def async_sqlite_checkpointer(
-    path: str | Path, *, check: bool = False
+    path: str | Path, *, check: bool = False, compact: bool = False
 ) -> AsyncGenerator[AsyncSqliteSaver]:
     """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one.
 
-    ``check`` and the errors are those of :func:`sqlite_checkpointer`.
+    ``check``, ``compact`` and the errors are those of :func:`sqlite_checkpointer`.
     """
     target = _sqlite_path(path)
+    with closing(connect(target)) as conn, _naming_damage(target):
+        packed = writes_compact(conn, compact)
 
     def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteSaver:
-        return NoemaAsyncSqliteSaver(
-            conn, serde=serializer(compress=True), writer=writer, path=target
-        )
+        serde = serializer(compact=packed, compress=packed)
+        return NoemaAsyncSqliteSaver(conn, serde=serde, writer=writer, path=target, compact=packed)
 
     # "" is sqlite3's default: implicit deferred transactions, which the saver commits
     async with _async_backend(target, make, isolation_level="", check=check) as saver:
@@ -300,6 +325,16 @@ async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStor
 
 
 open_checkpointer = sqlite_checkpointer
+
+
+def make_compact(path: str | Path) -> None:
+    """Mark the SQLite file ``path`` compact (created if missing).
+
+    Every writer of the file then writes the compact format (:mod:`noema_graph.sqlite_format`).
+    """
+    target = _sqlite_path(path)
+    with closing(connect(target)) as conn, _naming_damage(target):
+        mark_compact(conn)
 
 
 def prune(

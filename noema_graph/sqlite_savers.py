@@ -7,9 +7,10 @@ malformed file, or on a row that no longer decodes, raises
 error is reported as damage only after the thread's rows were checked and one really fails;
 otherwise the original error (a bug) is raised unchanged.
 
-Both store a tool step's observation once: the trace write refers to the task's ToolMessage
-(:mod:`noema_graph.linked_writes`), resolved whenever writes are read back; and both rebuild
-delta channels from the thread's rows read once (:mod:`noema_graph.sqlite_delta`).
+Both write the format their serializer writes (stock, or compact: see
+:mod:`noema_graph.sqlite_format`), and both resolve the trace writes older compact files
+linked to their ToolMessages (:mod:`noema_graph.linked_writes`) whenever writes are read back.
+Both rebuild delta channels from the thread's rows read once (:mod:`noema_graph.sqlite_delta`).
 
 The async saver reads through aiosqlite and writes through the file's
 :class:`~noema_graph.sqlite_writer.SqliteWriter` (see that module for why).
@@ -54,7 +55,7 @@ from noema_graph.damage import (
     is_corrupt,
     thread_filter,
 )
-from noema_graph.linked_writes import link, resolve
+from noema_graph.linked_writes import resolve
 from noema_graph.liveness import writer
 from noema_graph.sqlite_delta import DeltaHistory
 from noema_graph.sqlite_writer import SqliteWriter, in_transaction
@@ -178,10 +179,15 @@ class NoemaSqliteSaver(SqliteSaver):
         *,
         serde: SerializerProtocol | None = None,
         path: Path | None = None,
+        compact: bool = False,
     ) -> None:
-        """Use ``conn``, the connection to the file at ``path`` (named in damage errors)."""
+        """Use ``conn``, the connection to the file at ``path`` (named in damage errors).
+
+        ``compact`` says the file is compact (its serializer writes that format).
+        """
         super().__init__(conn, serde=serde)
         self.noema_path = path
+        self.compact = compact
         self.delta_history = DeltaHistory(self.serde)
 
     def _damage(self, exc: Exception, config: RunnableConfig | None) -> DamagedFileError | None:
@@ -251,16 +257,6 @@ class NoemaSqliteSaver(SqliteSaver):
                 ]
         return {**history, "trace": {**entry, "writes": resolve(entry["writes"], companions)}}
 
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save a task's writes, its trace observations linked to its ToolMessages."""
-        super().put_writes(config, link(writes), task_id, task_path)
-
     def _cached_history(
         self, config: RunnableConfig, channels: Sequence[str]
     ) -> dict[str, DeltaChannelHistory] | None:
@@ -316,13 +312,20 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
         serde: JsonPlusSerializer | None = None,
         writer: SqliteWriter | None = None,
         path: Path | None = None,
+        compact: bool = False,
     ) -> None:
-        """Read through ``conn``; write through ``writer`` (through ``conn`` without one)."""
+        """Read through ``conn``; write through ``writer`` (through ``conn`` without one).
+
+        ``compact`` is the sync saver's (the writer's twin writes that way).
+        """
         super().__init__(conn, serde=serde)
         self.noema_path = path  # also where the observer opens the event log
         self.writer = writer
+        self.compact = compact
         self.twin = (
-            None if writer is None else NoemaSqliteSaver(writer.conn, serde=self.serde, path=path)
+            None
+            if writer is None
+            else NoemaSqliteSaver(writer.conn, serde=self.serde, path=path, compact=compact)
         )
 
     def get_next_version(self, current: Any, channel: None) -> Any:

@@ -18,7 +18,12 @@ from pydantic import ValidationError
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer
 from noema_graph.compact_serde import COMPRESS_MIN, COMPRESSED, inflate
 from noema_graph.damage import DamagedFileError
-from noema_graph.persistence import DELTA_CHANNELS, async_sqlite_checkpointer, serializer
+from noema_graph.persistence import (
+    DELTA_CHANNELS,
+    async_sqlite_checkpointer,
+    make_compact,
+    serializer,
+)
 from noema_graph.state.models import ReasoningStep, ToolAction
 from tests.core.helpers import cfg, run_marks
 
@@ -49,15 +54,16 @@ def test_the_output_contract_and_a_pruned_checkpoint_read_back_equal(
     tmp_path: Path, scripted: Any
 ) -> None:
     db = tmp_path / "o.sqlite"
+    make_compact(db)
     state = run_marks(db, 3, scripted)
-    serde = serializer()
+    serde = serializer(compact=True)
     kind, blob = serde.dumps_typed(state["output"])
     assert serde.loads_typed((kind, blob)) == state["output"]
     prune(db, keep_last=1)  # the kept checkpoint holds messages, trace and output together
     conn = sqlite3.connect(db)
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchone()
     conn.close()
-    assert kind == COMPRESSED  # the SQLite checkpointer compresses large values
+    assert kind == COMPRESSED  # a compact file's checkpointer compresses large values
     assert inflate(blob).count(b"marked 1") == 1  # in the ToolMessage only
     values = serde.loads_typed((kind, blob))["channel_values"]
     assert values["messages"].value == state["messages"]
@@ -66,7 +72,7 @@ def test_the_output_contract_and_a_pruned_checkpoint_read_back_equal(
 
 
 def test_a_linked_step_read_without_the_project_serializer_fails_loudly() -> None:
-    serde, step = serializer(), _step()
+    serde, step = serializer(compact=True), _step()
     messages = [AIMessage("", id="a"), ToolMessage(RESULT, tool_call_id="c7", id="t")]
     checkpoint = {
         "channel_values": {"messages": _DeltaSnapshot(messages), "trace": _DeltaSnapshot([step])}
@@ -106,13 +112,16 @@ def test_cached_delta_history_matches_langgraphs(tmp_path: Path, scripted: Any) 
             assert ours["messages"] == theirs["messages"]
 
 
-def test_trace_writes_refer_to_the_tool_messages(tmp_path: Path, scripted: Any) -> None:
+def test_trace_writes_of_a_compact_file_decode_on_their_own(tmp_path: Path, scripted: Any) -> None:
     db = tmp_path / "w.sqlite"
+    make_compact(db)
     state = run_marks(db, 3, scripted)
     conn = sqlite3.connect(db)
-    trace = b"".join(r[0] for r in conn.execute("SELECT value FROM writes WHERE channel='trace'"))
+    rows = conn.execute("SELECT type, value FROM writes WHERE channel='trace'").fetchall()
     conn.close()
-    assert b"marked 1" not in trace  # the observation lives in the ToolMessage only
+    blobs = [inflate(v) if k == COMPRESSED else v for k, v in rows]
+    # each value decodes alone (LangGraph's saver reads it with noema's serializer)
+    assert blobs and not any(b"observation_from" in blob for blob in blobs)
     with sqlite_checkpointer(db) as saver:
         graph = build_agent_graph(cfg(), model=scripted(), tools=[], checkpointer=saver)
         config: Any = {"configurable": {"thread_id": "s"}}
@@ -155,6 +164,7 @@ def test_a_compressed_value_that_is_cut_short_or_not_zlib_is_an_error() -> None:
 
 def test_a_damaged_compressed_row_names_the_file(tmp_path: Path, scripted: Any) -> None:
     db = tmp_path / "z.sqlite"
+    make_compact(db)
     run_marks(db, 2, scripted)
     conn = sqlite3.connect(db)
     with conn:

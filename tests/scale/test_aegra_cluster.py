@@ -17,8 +17,9 @@ checkpoints form one unbroken chain (no step lost, none written twice), each non
 call has exactly one tool-ledger entry (flag_card is idempotent: it has none), and the
 learning store holds exactly one card per create_cards call and one flag. Every checkpoint
 and write the servers stored decodes with noema's allow-list and holds only allow-listed
-classes, and the output contracts are in noema's compact encoding: Aegra's checkpointer used
-noema's serializer, not LangGraph's default. ``noema_graph.inspect.threads(url)`` lists the
+classes, and the tool steps of the traces are in noema's encoding (a result equal to its
+observation left out): Aegra's checkpointer used noema's serializer, not LangGraph's
+default. ``noema_graph.inspect.threads(url)`` lists the
 sixteen threads Aegra wrote, all ``done``.
 """
 
@@ -222,10 +223,9 @@ def _wait_until_ended(database: str, thread: str, deadline: float) -> tuple[str,
 def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
     """Every blob the servers stored decodes with noema's allow-list, nothing blocked.
 
-    Each value's classes are on the allow-list (or builtins), and the output contracts
-    (``finalize``'s writes; other nodes write ``{}``) are stored in noema's compact encoding
-    (``expand_output``), which only noema's serializer writes: the servers' checkpointer
-    used it.
+    Each value's classes are on the allow-list (or builtins), and the trace's tool steps are
+    stored in noema's encoding (``output_from``: the result equal to the observation left
+    out), which only noema's serializer writes: the servers' checkpointer used it.
     """
     serde = serializer()
     with psycopg.connect(database) as conn:
@@ -235,7 +235,7 @@ def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
             (threads, threads),
         ).fetchall()
         outputs = conn.execute(
-            "SELECT blob FROM checkpoint_writes WHERE channel = 'output' AND thread_id = ANY(%s)",
+            "SELECT blob FROM checkpoint_writes WHERE channel = 'trace' AND thread_id = ANY(%s)",
             (threads,),
         ).fetchall()
     blocked = _Blocked()
@@ -252,8 +252,8 @@ def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
         logging.getLogger("langgraph").removeHandler(blocked)
     assert blobs and not blocked.messages, blocked.messages
     assert not foreign, foreign
-    contracts = [bytes(blob) for (blob,) in outputs if len(bytes(blob)) > 1]  # not {} writes
-    assert contracts and all(b"expand_output" in blob for blob in contracts)
+    steps = [bytes(blob) for (blob,) in outputs]
+    assert any(b"output_from" in blob for blob in steps)
 
 
 ALLOWED_PREFIXES = (
