@@ -17,9 +17,9 @@ checkpoints form one unbroken chain (no step lost, none written twice), each non
 call has exactly one tool-ledger entry (flag_card is idempotent: it has none), and the
 learning store holds exactly one card per create_cards call and one flag. Every checkpoint
 and write the servers stored decodes with noema's allow-list and holds only allow-listed
-classes, and the tool steps of the traces are in noema's encoding (a result equal to its
-observation left out): Aegra's checkpointer used noema's serializer, not LangGraph's
-default. ``noema_graph.inspect.threads(url)`` lists the
+classes, and LangGraph's own serializer (pickle off, noema's allow-list) reads every one of
+them to the same value: the stock format holds on PostgreSQL too.
+``noema_graph.inspect.threads(url)`` lists the
 sixteen threads Aegra wrote, all ``done``.
 """
 
@@ -37,11 +37,12 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from noema_graph.inspect import threads as list_threads
 from noema_graph.noema import LearningStore, write_demo_data
 from noema_graph.noema.driver import fetch_one
-from noema_graph.persistence import serializer
+from noema_graph.persistence import allowed_types, serializer
 from tests.aegra import AegraServer, aegra_cluster
 from tests.directed_openai import DirectedOpenAIServer
 from tests.pg import PostgresServer
@@ -223,37 +224,33 @@ def _wait_until_ended(database: str, thread: str, deadline: float) -> tuple[str,
 def _assert_allow_listed_checkpoints(database: str, threads: list[str]) -> None:
     """Every blob the servers stored decodes with noema's allow-list, nothing blocked.
 
-    Each value's classes are on the allow-list (or builtins), and the trace's tool steps are
-    stored in noema's encoding (``output_from``: the result equal to the observation left
-    out), which only noema's serializer writes: the servers' checkpointer used it.
+    Each value's classes are on the allow-list (or builtins), and LangGraph's own
+    serializer, given that allow-list, decodes each value to the same value.
     """
     serde = serializer()
+    stock = JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowed_types())
     with psycopg.connect(database) as conn:
         blobs = conn.execute(
             "SELECT type, blob FROM checkpoint_blobs WHERE thread_id = ANY(%s)"
             " UNION ALL SELECT type, blob FROM checkpoint_writes WHERE thread_id = ANY(%s)",
             (threads, threads),
         ).fetchall()
-        outputs = conn.execute(
-            "SELECT blob FROM checkpoint_writes WHERE channel = 'trace' AND thread_id = ANY(%s)",
-            (threads,),
-        ).fetchall()
     blocked = _Blocked()
     logging.getLogger("langgraph").addHandler(blocked)
     try:
-        foreign = {
-            name
+        values = [
+            (serde.loads_typed((kind, bytes(blob))), stock.loads_typed((kind, bytes(blob))))
             for kind, blob in blobs
             if kind not in ("empty", None)
-            for name in _classes(serde.loads_typed((kind, bytes(blob))))
-            if not name.startswith(ALLOWED_PREFIXES)
-        }
+        ]
     finally:
         logging.getLogger("langgraph").removeHandler(blocked)
-    assert blobs and not blocked.messages, blocked.messages
+    assert values and not blocked.messages, blocked.messages
+    foreign = {
+        n for ours, _ in values for n in _classes(ours) if not n.startswith(ALLOWED_PREFIXES)
+    }
     assert not foreign, foreign
-    steps = [bytes(blob) for (blob,) in outputs]
-    assert any(b"output_from" in blob for blob in steps)
+    assert all(ours == theirs for ours, theirs in values)
 
 
 ALLOWED_PREFIXES = (
