@@ -275,7 +275,7 @@ def _learning_store(data: str | None, where: Path | str) -> Path | str:
 
 def _shown(db: Path | str) -> str:
     """Return ``db`` for a message (a URL without its password)."""
-    from noema_graph.backends import redacted
+    from noema_graph.storage.backends import redacted
 
     return str(db) if isinstance(db, Path) else redacted(db)
 
@@ -449,7 +449,7 @@ def ask(
     question = check_request(question, 'noema-graph ask "What did I study yesterday?"')
     check_database(db)
     from noema_graph.graphs import build_ask_graph
-    from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+    from noema_graph.storage.sqlite.persistence import sqlite_checkpointer, sqlite_store
 
     try:
         chat = _model(model)
@@ -529,7 +529,7 @@ def prune(
     whose checkpoints is within the limits. Older checkpoints of a thread that keeps newer
     ones stay there (they hold the history its newer ones replay); they are counted.
     """
-    from noema_graph.retention import parse_age
+    from noema_graph.storage.sqlite.retention import parse_age
 
     where = resolve_database(db, database_url, must_exist=True)
     try:
@@ -538,7 +538,7 @@ def prune(
         if isinstance(where, str):
             _prune_postgres(where, keep_last=keep, older_than=age)
             return
-        from noema_graph.persistence import prune as prune_checkpoints
+        from noema_graph.storage.sqlite.persistence import prune as prune_checkpoints
 
         removed = prune_checkpoints(where, keep_last=keep, older_than=age)
     except NoemaError as exc:
@@ -549,7 +549,7 @@ def prune(
 
 def _prune_postgres(url: str, *, keep_last: int | None, older_than: timedelta | None) -> None:
     """Prune the PostgreSQL database at ``url``; print what went and what the limits left."""
-    from noema_graph.retention_pg import prune_postgres
+    from noema_graph.storage.postgres.retention import prune_postgres
 
     pruned = prune_postgres(url, keep_last=keep_last, older_than=older_than)
     console.print(

@@ -36,18 +36,18 @@ def upgrade_database(where: Path | str, data: str | None = None) -> dict[str, An
     Raises:
         NoemaError: the database cannot be reached or written (the message names the fix).
     """
-    from noema_graph.backends import backend_kind, open_backend, redacted
     from noema_graph.noema.location import learning_location, shown
     from noema_graph.noema.store import LearningStore
+    from noema_graph.storage.backends import backend_kind, open_backend, redacted
 
     with open_backend(where):  # LangGraph's checkpoint and Store migrations, under a lock
         pass
     if backend_kind(where) == "postgres":
-        from noema_graph.observability.pg_eventlog import PostgresEventLog
+        from noema_graph.storage.postgres.eventlog import PostgresEventLog
 
         PostgresEventLog(str(where)).close()
     else:
-        from noema_graph.observability.eventlog import EventLog
+        from noema_graph.storage.sqlite.eventlog import EventLog
 
         EventLog.open(where).close()
     learning = learning_location(data, env=os.environ, database=where)

@@ -26,7 +26,6 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from noema_graph.backends import open_backend
 from noema_graph.cli_cancel import ctrl_c_cancels
 from noema_graph.cli_live import STREAM_MODES, RunView, events_of
 from noema_graph.config import AgentConfig, Protocol
@@ -34,6 +33,7 @@ from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import HumanRequest, check_answer, pending
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest
+from noema_graph.storage.backends import open_backend
 
 RECIPE_KEY = "noema_cli_recipe"
 Database = Path | str
@@ -263,7 +263,7 @@ def thread_status(db: Database, thread: str) -> tuple[ThreadStatus, dict[str, An
     continues those); ``paused``: an interrupt waits; ``running``: the run stopped mid-way
     (a crash, a kill) and resume continues it; ``unknown``: no such thread.
     """
-    from noema_graph.inspect import checkpoint
+    from noema_graph.storage.inspect import checkpoint
 
     with open_backend(db) as backend:
         try:

@@ -2,11 +2,14 @@
 
 Without DB, ``--database-url`` or ``NOEMA_DATABASE_URL`` names the database: a
 ``sqlite:///FILE`` is checked as the file, a PostgreSQL database by
-:mod:`noema_graph.doctor_pg` (tables, schema versions, orphan rows, every row decoded; the
+:mod:`noema_graph.storage.postgres.doctor` (tables, schema versions, orphan rows, every row decoded;
+the
 report says what it cannot check, and ``--repair`` is refused there).
 
-Registered on the main app by :func:`register`; the checks (:mod:`noema_graph.doctor`) and
-the recovery (:mod:`noema_graph.recover`) load only when the command runs. Exit status: 0 the
+Registered on the main app by :func:`register`; the checks
+(:mod:`noema_graph.storage.sqlite.doctor`) and
+the recovery (:mod:`noema_graph.storage.sqlite.recover`) load only when the command runs. Exit
+status: 0 the
 file is healthy, 1 it is damaged or not a checkpoint file (also after ``--repair`` wrote the
 recovered copy), 2 a usage error (no such file, ``--out`` exists, a database out of reach).
 """
@@ -23,7 +26,7 @@ import typer
 from noema_graph.cli_errors import DatabaseUrlOpt
 
 if TYPE_CHECKING:
-    from noema_graph.doctor import Report
+    from noema_graph.storage.sqlite.doctor import Report
 
 __all__ = ["doctor", "register"]
 
@@ -71,9 +74,9 @@ def doctor(
     On PostgreSQL (--database-url): the tables, their schema versions, orphan rows and every
     row decoded; what cannot be checked there is listed.
     """
-    from noema_graph.damage import DamagedFileError
     from noema_graph.errors import ConfigurationError
-    from noema_graph.recover import repair as recover
+    from noema_graph.storage.sqlite.damage import DamagedFileError
+    from noema_graph.storage.sqlite.recover import repair as recover
 
     if out is not None and not repair:
         raise _usage("--out only applies with --repair")
@@ -109,8 +112,8 @@ def doctor(
 
 def _where(db: Path | None, url: str | None) -> Path | str:
     """Return the file DB names, else the database of --database-url / NOEMA_DATABASE_URL."""
-    from noema_graph.backends import DATABASE_URL_ENV, backend_kind, sqlite_path
     from noema_graph.errors import FieldError
+    from noema_graph.storage.backends import DATABASE_URL_ENV, backend_kind, sqlite_path
 
     if db is not None and url is not None:
         raise _usage("DB and --database-url exclude each other (fix: pass only one)")
@@ -129,14 +132,14 @@ def _where(db: Path | None, url: str | None) -> Path | str:
 
 def _diagnose(where: Path | str, *, quick: bool) -> Report:
     """Run the checks of ``where``'s backend; a bad value or a server out of reach exits 2."""
-    from noema_graph.backends import DatabaseUnavailable
-    from noema_graph.doctor import diagnose
     from noema_graph.errors import ConfigurationError
+    from noema_graph.storage.backends import DatabaseUnavailable
+    from noema_graph.storage.sqlite.doctor import diagnose
 
     try:
         if isinstance(where, Path):
             return diagnose(where, quick=quick)
-        from noema_graph.doctor_pg import diagnose_postgres
+        from noema_graph.storage.postgres.doctor import diagnose_postgres
 
         return diagnose_postgres(where)
     except (ConfigurationError, DatabaseUnavailable) as exc:

@@ -42,7 +42,7 @@ def _exit(message: str, fix: str) -> None:
 
 def shown(where: Path | str) -> str:
     """Return a database for a message: the file, or the URL with its password masked."""
-    from noema_graph.backends import redacted
+    from noema_graph.storage.backends import redacted
 
     return str(where) if isinstance(where, Path) else redacted(where)
 
@@ -85,7 +85,7 @@ def threads(
     db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False
 ) -> None:
     """List the threads of a run database: status, iterations, tokens, cost, last error."""
-    from noema_graph.inspect import threads as list_threads
+    from noema_graph.storage.inspect import threads as list_threads
 
     where = database(db, database_url)
     with one_line_errors():
@@ -110,7 +110,7 @@ def history(
     as_json: JsonOpt = False,
 ) -> None:
     """List a thread's checkpoints: step, node, iteration, plan step, tokens, interrupts."""
-    from noema_graph.inspect import history as thread_history
+    from noema_graph.storage.inspect import history as thread_history
 
     where = database(db, database_url)
     with one_line_errors():
@@ -140,7 +140,7 @@ def inspect(
     as_json: JsonOpt = False,
 ) -> None:
     """Show one checkpoint: plan, trace, output and pending interrupts."""
-    from noema_graph.inspect import checkpoint as read_checkpoint
+    from noema_graph.storage.inspect import checkpoint as read_checkpoint
 
     where = database(db, database_url)
     try:

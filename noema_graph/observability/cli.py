@@ -18,7 +18,7 @@ from noema_graph.cli_errors import DatabaseUrlOpt, resolve_database
 from noema_graph.observability.logs import configure_logging
 
 if TYPE_CHECKING:  # the event log and metrics load with the command that reads them
-    from noema_graph.observability.eventlog import LoggedEvent
+    from noema_graph.storage.sqlite.eventlog import LoggedEvent
 
 __all__ = ["app", "configure_logging", "events", "stats"]
 
@@ -37,7 +37,7 @@ def _events_or_exit(
     """Return the events at ``where`` (a checked SQLite file, or a PostgreSQL URL)."""
     from noema_graph.cli_errors import failure_code, say_error
     from noema_graph.errors import NoemaError
-    from noema_graph.observability.pg_eventlog import read_events_at
+    from noema_graph.storage.postgres.eventlog import read_events_at
 
     try:
         return read_events_at(where, thread_id=thread, trace_id=trace)
@@ -48,8 +48,8 @@ def _events_or_exit(
 
 def _known_thread(where: Path | str, thread: str) -> bool:
     """Return True when ``thread`` has checkpoints at ``where`` (a run without logged events)."""
-    from noema_graph.backends import open_backend
-    from noema_graph.inspect import history
+    from noema_graph.storage.backends import open_backend
+    from noema_graph.storage.inspect import history
 
     if isinstance(where, Path):
         return bool(history(where, thread))  # read-only: the file is not set up for writing
@@ -60,8 +60,8 @@ def _known_thread(where: Path | str, thread: str) -> bool:
 @app.command()
 def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
-    from noema_graph.backends import redacted
     from noema_graph.observability.metrics import MetricsRegistry
+    from noema_graph.storage.backends import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     summaries = MetricsRegistry.from_events(_events_or_exit(where)).snapshot()
@@ -98,8 +98,8 @@ def events(
 
     An unknown thread exits with status 2.
     """
-    from noema_graph.backends import redacted
     from noema_graph.cli_errors import usage_error
+    from noema_graph.storage.backends import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     shown = redacted(str(where))

@@ -20,10 +20,10 @@ from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
 from noema_graph.context import context_of, current_scope
-from noema_graph.observability.eventlog import EventLog
 from noema_graph.observability.redact import SensitiveTools, scrub
 from noema_graph.observability.tracing import active_trace_id, fail_span
 from noema_graph.state.models import ReasoningStep
+from noema_graph.storage.sqlite.eventlog import EventLog
 
 if TYPE_CHECKING:
     from noema_graph.observability.observer import Observer

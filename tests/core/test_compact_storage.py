@@ -16,10 +16,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import ValidationError
 
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer
-from noema_graph.compact_serde import COMPRESS_MIN, COMPRESSED, inflate
-from noema_graph.damage import DamagedFileError
 from noema_graph.persistence import DELTA_CHANNELS, async_sqlite_checkpointer, serializer
 from noema_graph.state.models import ReasoningStep, ToolAction
+from noema_graph.storage.serde import COMPRESS_MIN, COMPRESSED, inflate
+from noema_graph.storage.sqlite.damage import DamagedFileError
 from tests.core.helpers import cfg, run_marks
 
 RESULT = "marked 7 " + "x" * 500

@@ -18,7 +18,7 @@ from noema_graph import approve, edit, pending, reject, resume_with, sqlite_chec
 from noema_graph.errors import HumanInputError
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import ClarifyRequest, ConfirmRequest
-from noema_graph.nodes.ledger import entries
+from noema_graph.storage.ledger import entries
 from tests.core.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 

@@ -185,7 +185,7 @@ async def test_ledger_refuses_a_call_recorded_before_async(tmp_path: Path, scrip
     from langgraph.store.memory import InMemoryStore
 
     from noema_graph.effects import adrive
-    from noema_graph.nodes.ledger import aentries, claim, settle
+    from noema_graph.storage.ledger import aentries, claim, settle
 
     store = InMemoryStore()
     thread = {"configurable": {"thread_id": "led"}}
@@ -241,7 +241,7 @@ def test_channel_versions_are_small_ints_and_old_threads_keep_strings(
 def test_prune_drops_event_log_rows_of_runs_it_no_longer_keeps(
     tmp_path: Path, scripted: Any
 ) -> None:
-    from noema_graph.observability.eventlog import read_events
+    from noema_graph.storage.sqlite.eventlog import read_events
 
     db = tmp_path / "events.sqlite"
     first = _run_iterations(db, 3, scripted)

@@ -12,9 +12,9 @@ import pytest
 from noema_graph import build_agent_graph, prune, sqlite_checkpointer, sqlite_store
 from noema_graph.effects import drive
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.ledger import LEDGER_TABLE, claim
-from noema_graph.observability.eventlog import read_events
-from noema_graph.retention import checkpoint_time, parse_age
+from noema_graph.storage.ledger import LEDGER_TABLE, claim
+from noema_graph.storage.sqlite.eventlog import read_events
+from noema_graph.storage.sqlite.retention import checkpoint_time, parse_age
 from tests.core.helpers import cfg, run_marks
 
 
@@ -107,7 +107,7 @@ def test_keep_last_drops_ledger_entries_of_calls_answered_before_the_kept_checkp
 def test_a_failing_prune_changes_nothing(
     tmp_path: Path, scripted: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from noema_graph import retention
+    from noema_graph.storage.sqlite import retention
 
     db = tmp_path / "a.sqlite"
     run_marks(db, 3, scripted, "s")

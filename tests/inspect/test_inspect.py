@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from noema_graph import build_agent_graph, liveness, sqlite_checkpointer
+from noema_graph import build_agent_graph, sqlite_checkpointer
 from noema_graph.inspect import (
     SUMMARY_KEY,
     CheckpointRow,
@@ -31,6 +31,7 @@ from noema_graph.inspect import (
     threads,
 )
 from noema_graph.persistence import async_sqlite_checkpointer, connect, serializer
+from noema_graph.storage.sqlite import liveness
 from tests.core.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 

@@ -1,7 +1,8 @@
 """``threads(url)``, ``history(url)`` and ``checkpoint(url)`` on a real PostgreSQL database.
 
 Two ways a PostgreSQL thread is read: checkpoints written through ``open_backend`` carry the
-run summary in their metadata (:mod:`noema_graph.pg_savers`) and are listed without decoding
+run summary in their metadata (:mod:`noema_graph.storage.postgres.savers`) and are listed without
+decoding
 a blob; checkpoints of a stock ``PostgresSaver`` (a server's, an older noema-graph) have none
 and are decoded, their output contract read from ``finalize``'s write. Both give the rows the
 saver's ``list()`` gives, a failed run's message included, and a run whose process was killed

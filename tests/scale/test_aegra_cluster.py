@@ -39,8 +39,8 @@ import pytest
 
 from noema_graph.inspect import threads as list_threads
 from noema_graph.noema import LearningStore, write_demo_data
-from noema_graph.noema.driver import fetch_one
 from noema_graph.persistence import serializer
+from noema_graph.storage.sql.driver import fetch_one
 from tests.aegra import AegraServer, aegra_cluster
 from tests.directed_openai import DirectedOpenAIServer
 from tests.pg import PostgresServer

@@ -15,7 +15,7 @@ qmark (``?``) or named (``:name``) placeholders. This module holds everything th
   index instead, and the queries compare ``lower(name) = lower(?)`` on both.
 - **Statements that cannot be translated** (full-text search: FTS5 on SQLite, a ``tsvector``
   GIN index on PostgreSQL) carry their PostgreSQL text beside the SQLite one
-  (:attr:`~noema_graph.noema.driver.Statement.postgres`, ``Migration.postgres``).
+  (:attr:`~noema_graph.storage.sql.driver.Statement.postgres`, ``Migration.postgres``).
 - **Transactions**: :func:`begin` gives the statements that open one. SQLite's
   ``BEGIN IMMEDIATE`` lets one writer in at a time; on PostgreSQL a write transaction takes
   the transaction-scoped advisory lock :data:`WRITE_LOCK`, which gives the same guarantee
@@ -25,7 +25,7 @@ qmark (``?``) or named (``:name``) placeholders. This module holds everything th
 - **Inserted ids**: SQLite reports ``lastrowid``; PostgreSQL appends ``RETURNING id``.
 
 Why not SQLAlchemy Core: the store is about 60 hand-written statements run by a sans-IO
-generator (:mod:`noema_graph.noema.driver`) over four drivers (sqlite3, aiosqlite, psycopg
+generator (:mod:`noema_graph.storage.sql.driver`) over four drivers (sqlite3, aiosqlite, psycopg
 sync and async). Core would add a dependency and an expression layer to rewrite every query
 in, and its own connection and transaction handling beside the driver's, while what truly
 differs (FTS5 vs ``tsvector``, the collation, the writer lock) would still be
@@ -71,7 +71,7 @@ def dialect_of(location: str | Path) -> DialectName:
     Raises:
         ConfigurationError: a URL with a scheme other than ``sqlite`` or ``postgresql``.
     """
-    from noema_graph.backends import backend_kind
+    from noema_graph.storage.backends import backend_kind
 
     return "postgres" if backend_kind(location) == "postgres" else "sqlite"
 

@@ -3,8 +3,8 @@
 An operation is a generator that yields :class:`Statement` objects and receives an
 :class:`Outcome` for each; its return value is the operation's result. The same generator
 therefore runs unchanged over ``sqlite3`` (scripts, demo data), ``aiosqlite`` (agents) and
-psycopg (sync and async, :mod:`noema_graph.noema.connections`), and the SQL and the domain
-logic exist once; what differs between the databases is in :mod:`noema_graph.noema.dialect`.
+psycopg (sync and async, :mod:`noema_graph.storage.sql.connections`), and the SQL and the domain
+logic exist once; what differs between the databases is in :mod:`noema_graph.storage.sql.dialect`.
 Each run is one transaction: an exception anywhere rolls everything back, so bad input never
 leaves half-written rows.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from noema_graph.effects import Effect, Steps, adrive, drive
-from noema_graph.noema.dialect import DialectName, begin
+from noema_graph.storage.sql.dialect import DialectName, begin
 
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
@@ -171,7 +171,7 @@ def run_sync(conn: SyncConnection, op: Op[T], *, write: bool = True) -> T:
     """Run ``op`` over a blocking connection inside one transaction.
 
     Args:
-        conn: A connection from :func:`noema_graph.noema.connections.connect_sync`.
+        conn: A connection from :func:`noema_graph.storage.sql.connections.connect_sync`.
         op: The operation generator.
         write: Take the write lock up front (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's
             advisory lock), which avoids the deadlock of two readers upgrading at once.

@@ -3,7 +3,7 @@
 ``tool_node`` writes each call's ToolMessage to ``messages`` and a trace step whose
 observation is the same text to ``trace``, in one task. :func:`link` stores such a step with
 a reference to the ToolMessage instead of a copy (see
-:func:`noema_graph.compact_serde.link_step`); :func:`resolve` puts the text back from the
+:func:`noema_graph.storage.serde.link_step`); :func:`resolve` puts the text back from the
 same task's messages write when the writes are read. A step read without resolving fails
 loudly when it is validated, never silently without its observation.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import PendingWrite
 
-from noema_graph.compact_serde import is_linked, link_step, tool_answers, unlink_step
+from noema_graph.storage.serde import is_linked, link_step, tool_answers, unlink_step
 
 
 def _messages(value: Any) -> list[Any]:

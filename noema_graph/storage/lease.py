@@ -2,7 +2,7 @@
 
 Running a thread takes its lease: a row of ``noema_thread_lease`` (thread id, holder, who
 the holder is, expiry) in the database of the run's checkpointer, SQLite, PostgreSQL or
-in memory alike (see :mod:`noema_graph.side_tables`). Taking it is one statement that
+in memory alike (see :mod:`noema_graph.storage.side_tables`). Taking it is one statement that
 succeeds for exactly one taker (an insert, or a takeover of an expired row). The holder
 renews it every third of :data:`LEASE_TTL_S` while the run lives and deletes it when the run
 ends, however it ends. A second run of a busy thread follows a multitask strategy, named as
@@ -12,7 +12,8 @@ in LangGraph's server (the ``multitask_strategy`` key of the run's ``configurabl
 - ``"enqueue"``: wait until the lease is free, then run.
 
 A lease whose holder died is taken over at once when the holder ran on this host and its
-process is gone (:func:`noema_graph.liveness.ended`), otherwise when it expires: ``resume``
+process is gone (:func:`noema_graph.storage.sqlite.liveness.ended`), otherwise when it expires:
+``resume``
 right after a SIGKILL works. :mod:`noema_graph.graphs.leased` takes the lease around every
 run of a compiled noema graph (``invoke``, ``stream`` and their async forms).
 """
@@ -32,9 +33,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, cast, get_args
 
 from noema_graph.errors import ConfigurationError, NoemaError
-from noema_graph.liveness import ended, writer
-from noema_graph.side_tables import Database, Rows, aensure_tables, ensure_tables
-from noema_graph.sqlite_writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
+from noema_graph.storage.side_tables import Database, Rows, aensure_tables, ensure_tables
+from noema_graph.storage.sqlite.liveness import ended, writer
+from noema_graph.storage.sqlite.writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,6 +1,7 @@
 """One writer per SQLite file and process: each write transaction runs whole on one thread.
 
-The async checkpointer and store of :mod:`noema_graph.persistence` send every write through
+The async checkpointer and store of :mod:`noema_graph.storage.sqlite.persistence` send every write
+through
 the :class:`SqliteWriter` of their file. A transaction then never stays open across an
 ``await``: a blocking SQLite call on the event loop (an event log append, say) cannot wait on
 a lock whose holder needs that same loop to commit, and a cancelled task cannot leave the

@@ -2,8 +2,8 @@
 
 :func:`connect_sync` and :func:`connect_async` open the database a location names: a path or
 ``sqlite:///path`` (SQLite, WAL mode) or ``postgresql://...``. Each connection runs one
-:class:`~noema_graph.noema.driver.Statement` at a time in its dialect; the transaction
-around them is the driver's (:func:`~noema_graph.noema.driver.run_sync`). psycopg is
+:class:`~noema_graph.storage.sql.driver.Statement` at a time in its dialect; the transaction
+around them is the driver's (:func:`~noema_graph.storage.sql.driver.run_sync`). psycopg is
 imported only when a PostgreSQL store opens (``pip install 'noema-graph[postgres]'``).
 
 ``pooled=True`` draws PostgreSQL connections from a per-process pool per URL
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 import aiosqlite
 
-from noema_graph.noema.dialect import LOCK_TIMEOUT_MS, DialectName, dialect_of, postgres_sql
-from noema_graph.noema.driver import AsyncConnection, Outcome, Statement, SyncConnection
+from noema_graph.storage.sql.dialect import LOCK_TIMEOUT_MS, DialectName, dialect_of, postgres_sql
+from noema_graph.storage.sql.driver import AsyncConnection, Outcome, Statement, SyncConnection
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -144,7 +144,7 @@ def _server_options(url: str) -> str:
 
 
 def _import_psycopg() -> None:
-    from noema_graph.backends import missing_driver_error
+    from noema_graph.storage.backends import missing_driver_error
 
     if importlib.util.find_spec("psycopg") is None:
         raise missing_driver_error(ImportError("No module named 'psycopg'", name="psycopg"))
@@ -176,7 +176,7 @@ class PostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.backends import unavailable_error
+        from noema_graph.storage.backends import unavailable_error
 
         try:
             raw = psycopg.Connection[DictRow].connect(url, **_connect_options(url))
@@ -201,7 +201,7 @@ class PostgresConnection:
         _import_psycopg()
         from psycopg_pool import PoolTimeout
 
-        from noema_graph.backends import unavailable_error
+        from noema_graph.storage.backends import unavailable_error
 
         pool = _pool(url)
         try:
@@ -285,7 +285,7 @@ class AsyncPostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.backends import unavailable_error
+        from noema_graph.storage.backends import unavailable_error
 
         try:
             raw = await psycopg.AsyncConnection[DictRow].connect(url, **_connect_options(url))
@@ -320,7 +320,7 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
         ConfigurationError: an unsupported URL, or PostgreSQL without psycopg installed.
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
-    from noema_graph.backends import sqlite_path
+    from noema_graph.storage.backends import sqlite_path
 
     if dialect_of(location) == "postgres":
         url = str(location)
@@ -330,7 +330,7 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
 
 async def connect_async(location: str | Path) -> AsyncConnection:
     """Async twin of :func:`connect_sync`."""
-    from noema_graph.backends import sqlite_path
+    from noema_graph.storage.backends import sqlite_path
 
     if dialect_of(location) == "postgres":
         return await AsyncPostgresConnection.open(str(location))
@@ -339,6 +339,6 @@ async def connect_async(location: str | Path) -> AsyncConnection:
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """Return the database errors a store may raise (psycopg's once it is loaded)."""
-    from noema_graph.backends import store_errors
+    from noema_graph.storage.backends import store_errors
 
     return store_errors()

@@ -6,12 +6,14 @@ checkpointer and Store (the tool ledger's table lives in the Store's database an
 lease's in the checkpointer's, so both follow).
 
 - ``sqlite:///path``, or a plain path: the SQLite file, opened by
-  :mod:`noema_graph.persistence` exactly as before (WAL, one writer per file, damage checks).
+  :mod:`noema_graph.storage.sqlite.persistence` exactly as before (WAL, one writer per file, damage
+  checks).
 - ``postgresql://user:password@host:port/dbname`` (or ``postgres://``): PostgreSQL through
   ``langgraph-checkpoint-postgres`` (``pip install 'noema-graph[postgres]'``), on a small
   psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
-  with the same allow-list as on SQLite (:func:`noema_graph.persistence.serializer`), and
-  carry the run summary in their metadata (:mod:`noema_graph.pg_savers`). The
+  with the same allow-list as on SQLite (:func:`noema_graph.storage.sqlite.persistence.serializer`),
+  and
+  carry the run summary in their metadata (:mod:`noema_graph.storage.postgres.savers`). The
   tables are created or migrated when the backend opens, under an advisory lock, so several
   processes may open one database at once. Given an ``embedder`` and a server with pgvector,
   the Store gets a vector index: memories are embedded on write and ranked in the database.
@@ -19,9 +21,9 @@ lease's in the checkpointer's, so both follow).
 :data:`DATABASE_URL_ENV` is read only at the edge (the CLI), never here.
 
 The Noema learning store follows the same URLs (:mod:`noema_graph.noema.location`), and
-:mod:`noema_graph.observability.pg_eventlog` holds the event log on PostgreSQL (each
+:mod:`noema_graph.storage.postgres.eventlog` holds the event log on PostgreSQL (each
 PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it), and
-:mod:`noema_graph.pg_inspect` reads the checkpoint tables for the inspection commands.
+:mod:`noema_graph.storage.postgres.inspect` reads the checkpoint tables for the inspection commands.
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def open_backend(
     Raises:
         ConfigurationError: the URL names no supported backend, or its driver is missing.
         DatabaseUnavailable: the PostgreSQL server did not accept a connection.
-        DamagedFileError: the SQLite file is damaged (see :mod:`noema_graph.persistence`).
+        DamagedFileError: the SQLite file is damaged (see
+        :mod:`noema_graph.storage.sqlite.persistence`).
     """
     opened: AbstractContextManager[Backend] = (
         _postgres(str(url), pool_size, embedder)
@@ -178,7 +181,7 @@ async def open_async_backend(
 
 @contextmanager
 def _sqlite(url: str | Path) -> Generator[Backend]:
-    from noema_graph.persistence import sqlite_checkpointer, sqlite_store
+    from noema_graph.storage.sqlite.persistence import sqlite_checkpointer, sqlite_store
 
     with sqlite_checkpointer(url) as saver, sqlite_store(url) as store:
         yield Backend("sqlite", saver, store)
@@ -186,7 +189,7 @@ def _sqlite(url: str | Path) -> Generator[Backend]:
 
 @asynccontextmanager
 async def _async_sqlite(url: str | Path) -> AsyncGenerator[Backend]:
-    from noema_graph.persistence import async_sqlite_checkpointer, async_sqlite_store
+    from noema_graph.storage.sqlite.persistence import async_sqlite_checkpointer, async_sqlite_store
 
     async with async_sqlite_checkpointer(url) as saver, async_sqlite_store(url) as store:
         yield Backend("sqlite", saver, store)
@@ -241,10 +244,10 @@ def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generato
         from psycopg import Connection, OperationalError
         from psycopg_pool import ConnectionPool
 
-        from noema_graph.pg_savers import NoemaPostgresSaver
+        from noema_graph.storage.postgres.savers import NoemaPostgresSaver
     except ImportError as exc:
         raise _missing_driver(exc) from exc
-    from noema_graph.persistence import serializer
+    from noema_graph.storage.sqlite.persistence import serializer
 
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(url, **_pool_options(pool_size))
     try:  # one plain connection first: its error names the cause (the pool's only times out)
@@ -295,10 +298,10 @@ async def _async_postgres(
         from psycopg import AsyncConnection, OperationalError
         from psycopg_pool import AsyncConnectionPool
 
-        from noema_graph.pg_savers import NoemaAsyncPostgresSaver
+        from noema_graph.storage.postgres.savers import NoemaAsyncPostgresSaver
     except ImportError as exc:
         raise _missing_driver(exc) from exc
-    from noema_graph.persistence import serializer
+    from noema_graph.storage.sqlite.persistence import serializer
 
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         url, **_pool_options(pool_size)

@@ -1,6 +1,7 @@
 """Retention on PostgreSQL: :func:`prune_postgres` removes the threads that keep no checkpoint.
 
-The limits mean what they mean on SQLite (:mod:`noema_graph.retention`, whose :func:`plan`
+The limits mean what they mean on SQLite (:mod:`noema_graph.storage.sqlite.retention`, whose
+:func:`plan`
 decides): a checkpoint goes when it is not among its thread's newest ``keep_last`` or was
 written before ``older_than`` ago. A thread none of whose checkpoints stays is removed whole,
 in one transaction: its checkpoints, blobs and writes, its tool-ledger entries in the Store
@@ -9,7 +10,8 @@ and its event-log rows.
 Older checkpoints of a thread that keeps some are kept too, and counted in the result: a
 kept checkpoint is resumed by replaying the message and trace writes of the checkpoints
 before it, so removing those needs a snapshot of the delta channels in the oldest kept one.
-On SQLite :mod:`noema_graph.retention` writes it into the checkpoint's row; PostgreSQL
+On SQLite :mod:`noema_graph.storage.sqlite.retention` writes it into the checkpoint's row;
+PostgreSQL
 stores channel values in blobs shared by version with the newer checkpoints, and LangGraph's
 own ``PostgresSaver.prune`` refuses threads with delta channels for the same reason. So on
 PostgreSQL, ``older_than`` is the limit that frees space; ``keep_last`` only removes threads
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, LiteralString
 
-from noema_graph.observability.eventlog import TABLE as EVENTS_TABLE
-from noema_graph.pg_inspect import connect
-from noema_graph.retention import LEDGER_PREFIX, check_limits, cutoff_of, plan
+from noema_graph.storage.postgres.inspect import connect
+from noema_graph.storage.sqlite.eventlog import TABLE as EVENTS_TABLE
+from noema_graph.storage.sqlite.retention import LEDGER_PREFIX, check_limits, cutoff_of, plan
 
 if TYPE_CHECKING:
     from psycopg import Connection

@@ -11,7 +11,8 @@ never opened by SQLite, let alone changed. It runs, in order:
    checkpoint that is missing;
 6. Store items (the tool ledger, memories) hold valid JSON.
 
-:mod:`noema_graph.recover` writes what can be recovered into a new file. Run both while no
+:mod:`noema_graph.storage.sqlite.recover` writes what can be recovered into a new file. Run both
+while no
 run uses the file (a copy taken mid-write can look damaged), and from a process that does not
 have the file open through SQLite, as ``noema-graph doctor`` does: they read it with plain file
 reads, and closing a file drops every POSIX lock the process holds on it, SQLite's included.
@@ -29,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from noema_graph.damage import (
+from noema_graph.errors import ConfigurationError
+from noema_graph.storage.sqlite.damage import (
     CHECKPOINT_ROWS_SQL,
     WRITE_ROWS_SQL,
     BadRow,
@@ -38,8 +40,7 @@ from noema_graph.damage import (
     is_corrupt,
     not_sqlite,
 )
-from noema_graph.errors import ConfigurationError
-from noema_graph.persistence import serializer
+from noema_graph.storage.sqlite.persistence import serializer
 
 Severity = Literal["damage", "note"]
 SHOWN = 10

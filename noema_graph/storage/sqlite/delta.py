@@ -10,7 +10,8 @@ delta-channel writes in two queries, decodes each row at most once, and answers 
 checkpoint of the thread from that, while the file is unchanged (SQLite's
 ``data_version`` and the connection's change count both say so).
 
-Trace steps linked to their ToolMessages (:mod:`noema_graph.linked_writes`) are resolved.
+Trace steps linked to their ToolMessages (:mod:`noema_graph.storage.sqlite.linked_writes`) are
+resolved.
 Otherwise the answers are those of LangGraph's implementation: the same seed (nearest ancestor whose
 blob holds the channel) and the same writes, oldest first and in ``writes_sort_key`` order
 within a checkpoint.
@@ -27,7 +28,7 @@ from typing import Any
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from noema_graph.linked_writes import resolve
+from noema_graph.storage.sqlite.linked_writes import resolve
 
 _CHECKPOINTS_SQL = (
     "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "

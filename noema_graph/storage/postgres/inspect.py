@@ -1,7 +1,8 @@
-"""Read the checkpoint tables of a PostgreSQL database for :mod:`noema_graph.inspect`.
+"""Read the checkpoint tables of a PostgreSQL database for :mod:`noema_graph.storage.inspect`.
 
 :func:`open_reader` opens one connection and a ``PostgresSaver`` on it (decoding with the
-allow-list of :func:`noema_graph.persistence.serializer`); it creates and migrates nothing, so
+allow-list of :func:`noema_graph.storage.sqlite.persistence.serializer`); it creates and migrates
+nothing, so
 listing a database never writes to it. The queries read only the ``checkpoints`` table's
 metadata (JSON) and the interrupts in ``checkpoint_writes``: a checkpoint whose metadata
 holds the run summary is listed without decoding a blob, as on SQLite.
@@ -14,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from noema_graph.backends import (
+from noema_graph.errors import ConfigurationError
+from noema_graph.storage.backends import (
     CONNECT_TIMEOUT_S,
     DATABASE_URL_ENV,
     connection_options,
@@ -22,7 +24,6 @@ from noema_graph.backends import (
     redacted,
     unavailable_error,
 )
-from noema_graph.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.postgres import PostgresSaver
@@ -162,7 +163,7 @@ def open_reader(url: str) -> Generator[PostgresReader]:
         from psycopg.errors import UndefinedTable
     except ImportError as exc:
         raise missing_driver_error(exc) from exc
-    from noema_graph.persistence import serializer
+    from noema_graph.storage.sqlite.persistence import serializer
 
     with connect(url) as conn:
         try:

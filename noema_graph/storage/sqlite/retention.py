@@ -27,9 +27,9 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[r
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE, LEDGER_TABLE
-from noema_graph.observability import eventlog
 from noema_graph.state.agent import replayed
+from noema_graph.storage.ledger import LEDGER_NAMESPACE, LEDGER_TABLE
+from noema_graph.storage.sqlite import eventlog
 
 Key = tuple[str, str, str]
 """A checkpoint: thread id, namespace, checkpoint id."""

@@ -6,7 +6,7 @@ way, a read raises a bare ``sqlite3.DatabaseError`` or a decoder's ``ValueError`
 LangGraph. :class:`DamagedFileError` replaces those with the file, the thread and checkpoint
 when known, and the fix (``noema-graph doctor``). The row checks here are shared by the
 savers (to confirm a decode error comes from a damaged row, not from a bug) and by
-:mod:`noema_graph.doctor`.
+:mod:`noema_graph.storage.sqlite.doctor`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class DamagedFileError(NoemaError):
 
 
 def file_of(saver: object) -> Path | None:
-    """Return the file a saver opened by :mod:`noema_graph.persistence` reads (else None)."""
+    """Return the file a saver opened by :mod:`~.sqlite.persistence` reads (else None)."""
     path = getattr(saver, "noema_path", None)
     return path if isinstance(path, Path) else None
 

@@ -1,9 +1,10 @@
 """The event log in PostgreSQL: the ``noema_events`` table beside a run's checkpoints.
 
-:class:`PostgresEventLog` is an :class:`~noema_graph.observability.eventlog.EventLog` (the
+:class:`PostgresEventLog` is an :class:`~noema_graph.storage.sqlite.eventlog.EventLog` (the
 observer and the probes use it unchanged) whose rows live in the PostgreSQL database of a
 ``postgresql://`` URL. It goes through the learning store's dialect layer
-(:mod:`noema_graph.noema.dialect`, :mod:`noema_graph.noema.connections`): the same column
+(:mod:`noema_graph.storage.sql.dialect`, :mod:`noema_graph.storage.sql.connections`): the same
+column
 list and SQL, ``?`` placeholders, pooled psycopg connections. Each append is one
 autocommitted ``INSERT ... RETURNING seq``, so several processes (servers) append to one
 log at once; ``seq`` is an identity column, unique and increasing in commit order per
@@ -12,7 +13,7 @@ trigger refuses UPDATE and DELETE (append-only, as on SQLite).
 
 :func:`read_events_at` reads a log from a SQLite path or a PostgreSQL URL; and
 :func:`event_log_for` returns the log of a checkpointer opened by
-:func:`noema_graph.backends.open_backend` on PostgreSQL.
+:func:`noema_graph.storage.backends.open_backend` on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -23,17 +24,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from noema_graph.noema.connections import connect_sync
-from noema_graph.noema.dialect import dialect_of, postgres_ddl
-from noema_graph.noema.driver import Op, Outcome, Statement, SyncConnection, execute, run_sync
-from noema_graph.observability.eventlog import (
+from noema_graph.state.models import utc_now
+from noema_graph.storage.sql.connections import connect_sync
+from noema_graph.storage.sql.dialect import dialect_of, postgres_ddl
+from noema_graph.storage.sql.driver import Op, Outcome, Statement, SyncConnection, execute, run_sync
+from noema_graph.storage.sqlite.eventlog import (
     _COLUMNS,  # pyright: ignore[reportPrivateUsage]  # one column list for both logs
     TABLE,
     EventLog,
     LoggedEvent,
     read_events,
 )
-from noema_graph.state.models import utc_now
 
 SETUP_LOCK = 0x6E6F656D6145  # pg_advisory_xact_lock key of the event log's table creation
 
@@ -149,7 +150,7 @@ def read_events_at(
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
     if dialect_of(location) == "sqlite":
-        from noema_graph.backends import sqlite_path
+        from noema_graph.storage.backends import sqlite_path
 
         return read_events(sqlite_path(location), thread_id=thread_id, trace_id=trace_id)
     from noema_graph.noema.location import postgres_table_exists
@@ -163,7 +164,7 @@ def read_events_at(
 
 def event_log_for(checkpointer: object) -> PostgresEventLog | None:
     """Return the event log beside a PostgreSQL checkpointer from ``open_backend``, else None."""
-    from noema_graph.backends import EVENT_LOG_URL
+    from noema_graph.storage.backends import EVENT_LOG_URL
 
     url = getattr(checkpointer, EVENT_LOG_URL, None)
     return PostgresEventLog(url) if isinstance(url, str) else None

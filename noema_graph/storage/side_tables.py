@@ -1,7 +1,7 @@
 """noema's own small tables beside LangGraph's: one SQL statement at a time, on any backend.
 
-The thread lease (:mod:`noema_graph.lease`) and the tool ledger
-(:mod:`noema_graph.nodes.ledger`) each need a statement that succeeds for exactly one
+The thread lease (:mod:`noema_graph.storage.lease`) and the tool ledger
+(:mod:`noema_graph.storage.ledger`) each need a statement that succeeds for exactly one
 claimant (``INSERT ... ON CONFLICT ... RETURNING``), which LangGraph's ``BaseStore`` and
 checkpointers do not offer. :func:`database_of` finds the database behind a checkpointer or
 Store and returns a :class:`Database` that runs such statements, sync and async:
@@ -35,7 +35,7 @@ from typing import Any, Literal
 Dialect = Literal["sqlite", "postgres"]
 Rows = list[tuple[Any, ...]]
 LEDGER_TABLE = "noema_tool_ledger"
-"""The tool ledger's table (:mod:`noema_graph.nodes.ledger`)."""
+"""The tool ledger's table (:mod:`noema_graph.storage.ledger`)."""
 SQLITE_BUSY_S = 0.05
 """How long one SQLite statement waits for a locked file before raising (callers retry)."""
 

@@ -1,18 +1,20 @@
-"""The project's SQLite checkpoint savers, opened by :mod:`noema_graph.persistence`.
+"""The project's SQLite checkpoint savers, opened by :mod:`noema_graph.storage.sqlite.persistence`.
 
-Both write each checkpoint's run summary into its metadata (``noema_graph.inspect`` then
+Both write each checkpoint's run summary into its metadata (``noema_graph.storage.inspect`` then
 lists threads without decoding a blob), and both name a damaged file: a read that fails on a
 malformed file, or on a row that no longer decodes, raises
-:class:`~noema_graph.damage.DamagedFileError` with the file, the thread and the fix. A decode
+:class:`~noema_graph.storage.sqlite.damage.DamagedFileError` with the file, the thread and the fix.
+A decode
 error is reported as damage only after the thread's rows were checked and one really fails;
 otherwise the original error (a bug) is raised unchanged.
 
 Both store a tool step's observation once: the trace write refers to the task's ToolMessage
-(:mod:`noema_graph.linked_writes`), resolved whenever writes are read back; and both rebuild
-delta channels from the thread's rows read once (:mod:`noema_graph.sqlite_delta`).
+(:mod:`noema_graph.storage.sqlite.linked_writes`), resolved whenever writes are read back; and both
+rebuild
+delta channels from the thread's rows read once (:mod:`noema_graph.storage.sqlite.delta`).
 
 The async saver reads through aiosqlite and writes through the file's
-:class:`~noema_graph.sqlite_writer.SqliteWriter` (see that module for why).
+:class:`~noema_graph.storage.sqlite.writer.SqliteWriter` (see that module for why).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from noema_graph.damage import (
+from noema_graph.storage.sqlite.damage import (
     CHECKPOINT_ROWS_SQL,
     DECODE_ERRORS,
     KEY_COLUMNS,
@@ -54,10 +56,10 @@ from noema_graph.damage import (
     is_corrupt,
     thread_filter,
 )
-from noema_graph.linked_writes import link, resolve
-from noema_graph.liveness import writer
-from noema_graph.sqlite_delta import DeltaHistory
-from noema_graph.sqlite_writer import SqliteWriter, in_transaction
+from noema_graph.storage.sqlite.delta import DeltaHistory
+from noema_graph.storage.sqlite.linked_writes import link, resolve
+from noema_graph.storage.sqlite.liveness import writer
+from noema_graph.storage.sqlite.writer import SqliteWriter, in_transaction
 
 DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRORS)
 """Errors a read of a damaged file raises (each is checked before it is called damage)."""
@@ -68,10 +70,11 @@ def with_summary(metadata: Any, checkpoint: Any, output: Any = None) -> Any:
 
     ``output`` is the output contract written in the step the checkpoint closes (the
     ``output`` channel is a delta channel: the checkpoint does not hold it). The summary names
-    the process that wrote it (:func:`noema_graph.liveness.writer`), so a thread whose
+    the process that wrote it (:func:`noema_graph.storage.sqlite.liveness.writer`), so a thread
+    whose
     process died mid-run is listed as failed, not running for ever.
     """
-    from noema_graph.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
+    from noema_graph.storage.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
 
     values = checkpoint["channel_values"]
     if output is not None:

@@ -1,7 +1,8 @@
 """Recover what can be recovered from a damaged checkpoint file into a new file.
 
 :func:`repair` never opens the original with SQLite: it works on a private copy
-(:func:`noema_graph.doctor.private_copy`) and builds the new file beside its destination,
+(:func:`noema_graph.storage.sqlite.doctor.private_copy`) and builds the new file beside its
+destination,
 renaming it into place only when done. Two ways to get the rows out, best first:
 
 * SQLite's own ``.recover`` through the ``sqlite3`` command-line tool, which reads every page
@@ -13,7 +14,7 @@ renaming it into place only when done. Two ways to get the rows out, best first:
 Then rows that do not read back are dropped (checkpoints, writes, the writes of dropped
 checkpoints, Store items that are not JSON), except tool-ledger entries: an unreadable one is
 rewritten as ``started``, so a resume refuses to repeat that call rather than forgetting it
-ran. The new file is then checked with :func:`noema_graph.doctor.diagnose`.
+ran. The new file is then checked with :func:`noema_graph.storage.sqlite.doctor.diagnose`.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from noema_graph.damage import KEY_COLUMNS, DamagedFileError, is_corrupt, not_sqlite
-from noema_graph.doctor import Report, check, diagnose, private_copy, require_file
 from noema_graph.errors import ConfigurationError
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE
+from noema_graph.storage.ledger import LEDGER_NAMESPACE
+from noema_graph.storage.sqlite.damage import KEY_COLUMNS, DamagedFileError, is_corrupt, not_sqlite
+from noema_graph.storage.sqlite.doctor import Report, check, diagnose, private_copy, require_file
 
 CLI_TIMEOUT_S = 600
 MAX_SKIPS = 64

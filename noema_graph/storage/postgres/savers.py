@@ -1,9 +1,9 @@
-"""The project's PostgreSQL checkpoint savers, opened by :mod:`noema_graph.backends`.
+"""The project's PostgreSQL checkpoint savers, opened by :mod:`noema_graph.storage.backends`.
 
 They are LangGraph's ``PostgresSaver`` and ``AsyncPostgresSaver`` (same tables, same rows:
 stock savers and servers read them unchanged) that also write each checkpoint's run summary
-into its metadata, as the SQLite savers do (:func:`noema_graph.sqlite_savers.with_summary`):
-``noema_graph.inspect`` then lists PostgreSQL threads without decoding a blob, with the same
+into its metadata, as the SQLite savers do (:func:`noema_graph.storage.sqlite.savers.with_summary`):
+``noema_graph.storage.inspect`` then lists PostgreSQL threads without decoding a blob, with the same
 statuses as on SQLite, a thread whose writing process died mid-run listed as failed.
 """
 
@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from noema_graph.sqlite_savers import with_summary
+from noema_graph.storage.sqlite.savers import with_summary
 
 OUTPUT_WRITE_SQL = (
     "SELECT type, blob FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "

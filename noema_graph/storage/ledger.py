@@ -10,7 +10,7 @@ so. A tool that pauses the run itself (``interrupt()``) is recorded as ``paused`
 claimed again on resume (LangGraph re-runs an interrupted task), by one claimant. A call is
 claimed only when it executes: a call waiting for approval is not in the ledger.
 
-The table lives beside LangGraph's (see :mod:`noema_graph.side_tables`): SQLite, PostgreSQL
+The table lives beside LangGraph's (see :mod:`noema_graph.storage.side_tables`): SQLite, PostgreSQL
 and the in-memory Store can claim atomically. Without a Store there is no ledger, and the
 checkpoint's per-call tasks are the only protection; with a Store that cannot claim
 atomically, non-idempotent calls are refused (fail closed).
@@ -32,18 +32,18 @@ from typing import Any, Literal, TypeVar
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
 
-from noema_graph.backends import store_errors
 from noema_graph.effects import Steps, io
 from noema_graph.errors import NoemaError
-from noema_graph.side_tables import (
+from noema_graph.storage.backends import store_errors
+from noema_graph.storage.side_tables import (
     LEDGER_TABLE,
     Database,
     adatabase_of,
     aensure_tables,
     database_of,
 )
-from noema_graph.side_tables import ensure_tables as ensure_side_tables
-from noema_graph.sqlite_writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
+from noema_graph.storage.side_tables import ensure_tables as ensure_side_tables
+from noema_graph.storage.sqlite.writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,6 +1,7 @@
 """LangGraph's SQLite stores, made safe to share a file with checkpoints under concurrency.
 
-Loaded on first use by :func:`noema_graph.persistence.sqlite_store` (LangGraph's SQLite
+Loaded on first use by :func:`noema_graph.storage.sqlite.persistence.sqlite_store` (LangGraph's
+SQLite
 store loads ``sqlite_vec`` and numpy). Two changes to LangGraph's stores:
 
 * a batch runs in ``BEGIN IMMEDIATE``: the write lock is taken first, under the busy
@@ -22,7 +23,7 @@ from langgraph.store.base import Op, Result
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-from noema_graph.sqlite_writer import SqliteWriter, is_busy, retrying
+from noema_graph.storage.sqlite.writer import SqliteWriter, is_busy, retrying
 
 
 class NoemaSqliteStore(SqliteStore):
