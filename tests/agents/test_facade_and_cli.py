@@ -87,7 +87,7 @@ async def test_arun_and_astream(scripted: Any, demo: DemoSummary) -> None:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []

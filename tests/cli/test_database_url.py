@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from noema_graph import sqlite_checkpointer
-from noema_graph.cli import app
+from noema_graph.cli.app import app
 from noema_graph.inspect import acheckpoint, ahistory, athreads, checkpoint, history, threads
 from tests.inspect.test_inspect import _run
 

@@ -137,7 +137,7 @@ def test_arguments_are_checked() -> None:
 def test_the_cli_prunes_by_age_and_count(tmp_path: Path, scripted: Any) -> None:
     from typer.testing import CliRunner
 
-    from noema_graph.cli import app
+    from noema_graph.cli.app import app
 
     db = tmp_path / "c.sqlite"
     run_marks(db, 2, scripted, "s")

@@ -9,7 +9,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from noema_graph import sqlite_checkpointer
-from noema_graph.cli import app
+from noema_graph.cli.app import app
 from tests.inspect.test_inspect import _run
 
 runner = CliRunner()

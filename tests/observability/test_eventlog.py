@@ -16,9 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
 from noema_graph import approve, resume_with
+from noema_graph.cli.events import app
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import EventLog, read_events
-from noema_graph.observability.cli import app
 from tests.core.helpers import TOOLS, cfg
 from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply

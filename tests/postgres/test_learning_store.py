@@ -32,7 +32,7 @@ def _count(url: str, sql: str) -> int:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NOEMA_DATABASE_URL", raising=False)

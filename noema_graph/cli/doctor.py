@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from noema_graph.cli_errors import DatabaseUrlOpt
+from noema_graph.cli.errors import DatabaseUrlOpt
 
 if TYPE_CHECKING:
     from noema_graph.storage.sqlite.doctor import Report

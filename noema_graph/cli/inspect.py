@@ -3,7 +3,7 @@
 The database is ``--db FILE`` (SQLite), else ``--database-url`` (``sqlite:///FILE`` or
 ``postgresql://...``), else ``NOEMA_DATABASE_URL``, else ``noema.sqlite``: the same rule as
 ``run`` and ``resume``, with the same columns and statuses on every backend. The commands are
-registered on the main app by :mod:`noema_graph.cli`; the inspection module (and LangGraph's
+registered on the main app by :mod:`noema_graph.cli.app`; the inspection module (and LangGraph's
 savers) load only when one of them runs.
 """
 
@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from noema_graph.cli_errors import DatabaseUrlOpt
+from noema_graph.cli.errors import DatabaseUrlOpt
 from noema_graph.errors import NoemaError
 
 __all__ = ["history", "inspect", "threads"]
@@ -35,7 +35,7 @@ console = Console()
 
 
 def _exit(message: str, fix: str) -> None:
-    from noema_graph.cli_errors import usage_error
+    from noema_graph.cli.errors import usage_error
 
     usage_error(message, fix)
 
@@ -61,7 +61,7 @@ def _no_thread(thread: str, where: Path | str) -> None:
 
 def database(db: Path | None, url: str | None) -> Path | str:
     """Return the checked database of an inspection command (exit 2 on a bad one)."""
-    from noema_graph.cli_errors import resolve_database
+    from noema_graph.cli.errors import resolve_database
 
     return resolve_database(db, url, must_exist=True)
 
@@ -72,7 +72,7 @@ def one_line_errors() -> Generator[None]:
 
     A damaged file (it names its fix) and any other library error exit 1.
     """
-    from noema_graph.cli_errors import failure_code, say_error
+    from noema_graph.cli.errors import failure_code, say_error
 
     try:
         yield

@@ -6,7 +6,7 @@ process. When the graph pauses for the user, the CLI asks at the prompt; ``--yes
 every call and leaves questions to the model's best assumption. When stdin has no answer,
 the run stays paused in the checkpoint and :class:`Paused` is raised.
 
-Ctrl-C while the graph streams cancels the run (:mod:`noema_graph.cli_cancel`); resume finds
+Ctrl-C while the graph streams cancels the run (:mod:`noema_graph.cli.cancel`); resume finds
 where a thread stands with :func:`thread_status` and continues a cancelled one from
 :func:`restart_point`, the checkpoint before the step the cancel cut short.
 """
@@ -26,8 +26,8 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from noema_graph.cli_cancel import ctrl_c_cancels
-from noema_graph.cli_live import STREAM_MODES, RunView, events_of
+from noema_graph.cli.cancel import ctrl_c_cancels
+from noema_graph.cli.live import STREAM_MODES, RunView, events_of
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph

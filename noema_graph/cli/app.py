@@ -3,7 +3,7 @@
 Rich output lives here and nowhere else in the package. Graphs, models and storage are
 imported inside the commands that use them, so ``noema-graph --help`` starts in a fraction
 of a second (``tests/test_imports.py`` keeps it that way). Exit codes and the one-line
-errors are in :mod:`noema_graph.cli_errors`, the live view in :mod:`noema_graph.cli_live`.
+errors are in :mod:`noema_graph.cli.errors`, the live view in :mod:`noema_graph.cli.live`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from noema_graph import cli_db, doctor_cli, inspect_cli
-from noema_graph.cli_errors import (
+from noema_graph.cli import db as cli_db
+from noema_graph.cli import doctor as doctor_cli
+from noema_graph.cli import events as observability_cli
+from noema_graph.cli import inspect as inspect_cli
+from noema_graph.cli.errors import (
     DEFAULT_DB,
     EXIT_CANCELLED,
     EXIT_PAUSED,
@@ -42,13 +45,12 @@ from noema_graph.cli_errors import (
 )
 from noema_graph.errors import FieldError, NoemaError
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
-from noema_graph.observability import cli as observability_cli
 
 if TYPE_CHECKING:
     from datetime import timedelta
 
-    from noema_graph.cli_live import RunView
-    from noema_graph.cli_runs import Recipe
+    from noema_graph.cli.live import RunView
+    from noema_graph.cli.runs import Recipe
     from noema_graph.config import Protocol
 
 app = typer.Typer(
@@ -131,7 +133,7 @@ def _print_output(output: Mapping[str, Any], show: Show) -> None:
         say_error("the run ended without an output", "inspect it with noema-graph inspect")
         return
     if sys.stdout.isatty():
-        from noema_graph.cli_live import answer_panel
+        from noema_graph.cli.live import answer_panel
 
         Console().print(answer_panel(output))
     else:
@@ -155,7 +157,7 @@ def _finish(
 
 def _model(spec: str | None) -> Any:
     """Return the chat model; say so when the environment chose it (not --model)."""
-    from noema_graph.cli_model import checked_model, choice_line
+    from noema_graph.cli.model import checked_model, choice_line
 
     line = choice_line(spec, os.environ)
     if line is not None:
@@ -170,7 +172,7 @@ def _fail(exc: NoemaError) -> None:
 
 
 def _view(show: Show) -> RunView:
-    from noema_graph.cli_live import RunView, view_mode
+    from noema_graph.cli.live import RunView, view_mode
 
     mode = view_mode(console, stdout_is_terminal=sys.stdout.isatty(), quiet=show != "text")
     return RunView(console, mode)
@@ -238,7 +240,7 @@ def run(
     Ctrl-C once cancels the run (resume continues it), twice quits at once. Exit codes:
     0 success, 1 the run ended without success, 2 usage error, 3 paused, 130 cancelled.
     """
-    from noema_graph.cli_runs import RUN_DATABASE, Recipe
+    from noema_graph.cli.runs import RUN_DATABASE, Recipe
 
     show = _show(quiet, as_json)
     agent, request = _agent_and_request(args)
@@ -294,7 +296,7 @@ def _execute(
 
     ``restart``: the thread was cancelled; it continues from the step the cancel cut short.
     """
-    from noema_graph.cli_runs import Paused, drive, open_graph, restart_point
+    from noema_graph.cli.runs import Paused, drive, open_graph, restart_point
 
     view = _view(show)
     hint = resume_hint(thread_id, db)
@@ -417,9 +419,9 @@ def _protocol(value: str) -> Protocol:
 
 def _stream(graph: Any, inputs: Any, thread: str, user: str, view: RunView) -> dict[str, Any]:
     """Stream a run without pauses (ask) into ``view``; Ctrl-C cancels it as in ``run``."""
-    from noema_graph.cli_cancel import ctrl_c_cancels
-    from noema_graph.cli_live import STREAM_MODES, events_of
-    from noema_graph.cli_runs import CANCELLING
+    from noema_graph.cli.cancel import ctrl_c_cancels
+    from noema_graph.cli.live import STREAM_MODES, events_of
+    from noema_graph.cli.runs import CANCELLING
     from noema_graph.context import RunContext
 
     config: Any = {"configurable": {"thread_id": thread}}
@@ -481,7 +483,7 @@ def resume(
     cancel cut short. A finished thread is not run again: its result is printed (exit 0,
     or 1 if that run did not succeed).
     """
-    from noema_graph.cli_runs import Recipe, saved_recipe, thread_status
+    from noema_graph.cli.runs import Recipe, saved_recipe, thread_status
 
     show = _show(quiet, as_json)
     where = resolve_database(db, database_url, must_exist=True)
@@ -608,7 +610,7 @@ doctor_cli.register(app)
 )
 def eval_(ctx: typer.Context) -> None:
     """Run an agent over a dataset and score it: eval DATASET --agent NAME (see eval --help)."""
-    from noema_graph.evals.cli import eval_app
+    from noema_graph.cli.eval import eval_app
 
     eval_app(ctx.args, prog_name="noema-graph eval")
 
@@ -630,7 +632,7 @@ def _logging(
 
 def main() -> None:  # pragma: no cover - console entry point
     """Run the CLI; a cancelled run leaves at once (its abandoned call is not waited for)."""
-    from noema_graph.cli_cancel import hard_exit
+    from noema_graph.cli.cancel import hard_exit
 
     try:
         app(prog_name="noema-graph")

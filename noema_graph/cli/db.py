@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noema_graph.cli_errors import DatabaseUrlOpt, failure_code, resolve_database, say_error
+from noema_graph.cli.errors import DatabaseUrlOpt, failure_code, resolve_database, say_error
 
 app = typer.Typer(help="Database set-up for a deployment.", no_args_is_help=True)
 

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from noema_graph.cli_errors import DatabaseUrlOpt, resolve_database
+from noema_graph.cli.errors import DatabaseUrlOpt, resolve_database
 from noema_graph.observability.logs import configure_logging
 
 if TYPE_CHECKING:  # the event log and metrics load with the command that reads them
@@ -35,7 +35,7 @@ def _events_or_exit(
     where: Path | str, *, thread: str | None = None, trace: str | None = None
 ) -> list[LoggedEvent]:
     """Return the events at ``where`` (a checked SQLite file, or a PostgreSQL URL)."""
-    from noema_graph.cli_errors import failure_code, say_error
+    from noema_graph.cli.errors import failure_code, say_error
     from noema_graph.errors import NoemaError
     from noema_graph.storage.postgres.eventlog import read_events_at
 
@@ -98,7 +98,7 @@ def events(
 
     An unknown thread exits with status 2.
     """
-    from noema_graph.cli_errors import usage_error
+    from noema_graph.cli.errors import usage_error
     from noema_graph.storage.backends import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
