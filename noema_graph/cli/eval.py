@@ -83,7 +83,7 @@ def _models(spec: str | None) -> tuple[Any, dict[str, Any]]:
     """Return (item -> chat model, AgentConfig overrides) for the ``--model`` spec."""
     from noema_graph.errors import ConfigurationError
     from noema_graph.evals.replay import REPLAY_MODEL_NAME, ReplayChatModel
-    from noema_graph.evals.trajectory import load_trajectories
+    from noema_graph.trajectory.schema import load_trajectories
 
     if spec is not None and spec.startswith(REPLAY_PREFIX):
         recorded = load_trajectories(spec[len(REPLAY_PREFIX) :])
@@ -240,8 +240,8 @@ def _evaluate(
 
     from noema_graph.evals.evaluator import summarize
     from noema_graph.evals.runner import item_agent, run_items, select_items
-    from noema_graph.evals.trajectory import EvalItem, load_dataset
     from noema_graph.noema import write_demo_data
+    from noema_graph.trajectory.schema import EvalItem, load_dataset
 
     selected = select_items(load_dataset(dataset), agent)
     items: list[EvalItem] = round_robin(selected, scoring[4], _agent_tag)

@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 
 from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.evals.recorder import TrajectoryRecorder
-from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory
+from noema_graph.trajectory.schema import EvalDataset, EvalItem, Trajectory
 
 ModelFor = Callable[[EvalItem], BaseChatModel]
 RUN_ERRORS: tuple[type[BaseException], ...] = (

@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from noema_graph.claims import claims_in
+from noema_graph.claims.backing import tool_actions
+from noema_graph.claims.check import CLAIM_PENALTY
 from noema_graph.evals import (
     StepAction,
     Trajectory,
@@ -15,9 +18,6 @@ from noema_graph.evals import (
     claims_check,
     hallucinated_actions,
 )
-from noema_graph.evals.claims import claims_in
-from noema_graph.evals.claims.backing import tool_actions
-from noema_graph.evals.runtime import CLAIM_PENALTY
 from noema_graph.state.models import ReasoningStep, ToolAction
 from noema_graph.state.output import (
     AgentOutput,

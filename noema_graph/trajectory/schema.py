@@ -226,7 +226,7 @@ def _format_error(what: str, exc: ValidationError) -> ConfigurationError:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or what
     return ConfigurationError(
-        field, f"{what}: {first['msg']}", fix="see noema_graph.evals.trajectory for the format"
+        field, f"{what}: {first['msg']}", fix="see noema_graph.trajectory.schema for the format"
     )
 
 

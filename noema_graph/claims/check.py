@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from noema_graph.evals.claims import Finding, hallucinated_actions
-from noema_graph.evals.steps import trajectory_of
+from noema_graph.claims import Finding, hallucinated_actions
 from noema_graph.state.models import ReasoningStep
 from noema_graph.state.output import AgentOutput, TraceStep
+from noema_graph.trajectory.steps import trajectory_of
 
 CLAIM_PENALTY = 0.2
 MAX_CLAIM_PENALTY = 0.6

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from noema_graph.evals.claims import lexicon as lx
-from noema_graph.evals.claims.backing import (
+from noema_graph.claims import lexicon as lx
+from noema_graph.claims.backing import (
     Call,
     ToolInfo,
     add_aliases,
@@ -34,8 +34,8 @@ from noema_graph.evals.claims.backing import (
     tool_info,
     unbacked,
 )
-from noema_graph.evals.claims.extract import Claim, claims_in, sentences
-from noema_graph.evals.trajectory import Trajectory, load_json
+from noema_graph.claims.extract import Claim, claims_in, sentences
+from noema_graph.trajectory.schema import Trajectory, load_json
 
 FIELD_CLAIMS: dict[str, str] = {
     "card_ids": "create",

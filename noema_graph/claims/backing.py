@@ -1,7 +1,7 @@
 """Which successful tool calls back a claim: same action, same objects.
 
 A call backs a claim when it succeeded, its tool performs an action that can back the
-claimed one (see :data:`~noema_graph.evals.claims.lexicon.BACKED_BY`), and it touched every
+claimed one (see :data:`~noema_graph.claims.lexicon.BACKED_BY`), and it touched every
 object the claim names: the ids in its arguments and results (``card_id`` 12 is card 12,
 ``card_ids`` [3, 4] are cards 3 and 4), the names and paths it was given, and every value
 of its arguments and results ("T-1042", "Bob", "alice@example.com"), with the values an
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from noema_graph.evals.claims import lexicon as lx
-from noema_graph.evals.trajectory import load_json
+from noema_graph.claims import lexicon as lx
+from noema_graph.trajectory.schema import load_json
 
 NAME_KEYS = frozenset(
     (
@@ -275,7 +275,7 @@ def unbacked(
     """Return why no successful call backs ``claim``, or None when one does.
 
     Args:
-        claim: A :class:`~noema_graph.evals.claims.extract.Claim`.
+        claim: A :class:`~noema_graph.claims.extract.Claim`.
         calls: The calls that happened before the claim was made.
         names_seen: Every name the trajectory mentions (concepts, titles, paths).
         tool_nouns: What the names of the run's tools that could perform the claimed action

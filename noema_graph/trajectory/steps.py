@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from noema_graph.evals.trajectory import StepAction, Trajectory, TrajectoryStep
 from noema_graph.state.models import ReasoningStep
+from noema_graph.trajectory.schema import StepAction, Trajectory, TrajectoryStep
 
 SKIPPED_KINDS = frozenset({"final"})
 """Trace kinds left out of the steps: the final answer is ``final_output``."""

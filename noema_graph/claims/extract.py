@@ -16,7 +16,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from noema_graph.evals.claims import lexicon as lx
+from noema_graph.claims import lexicon as lx
 
 _TOKEN = re.compile(
     r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*"
