@@ -26,7 +26,7 @@ from noema_graph.noema.location import store_location
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
-from noema_graph.storage.backends import store_errors
+from noema_graph.storage.urls import store_errors
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
 from noema_graph.tools.results import ToolFix
 

@@ -277,7 +277,7 @@ def _learning_store(data: str | None, where: Path | str) -> Path | str:
 
 def _shown(db: Path | str) -> str:
     """Return ``db`` for a message (a URL without its password)."""
-    from noema_graph.storage.backends import redacted
+    from noema_graph.storage.urls import redacted
 
     return str(db) if isinstance(db, Path) else redacted(db)
 

@@ -38,7 +38,8 @@ def upgrade_database(where: Path | str, data: str | None = None) -> dict[str, An
     """
     from noema_graph.noema.location import learning_location, shown
     from noema_graph.noema.store import LearningStore
-    from noema_graph.storage.backends import backend_kind, open_backend, redacted
+    from noema_graph.storage.backends import open_backend
+    from noema_graph.storage.urls import backend_kind, redacted
 
     with open_backend(where):  # LangGraph's checkpoint and Store migrations, under a lock
         pass

@@ -113,7 +113,7 @@ def doctor(
 def _where(db: Path | None, url: str | None) -> Path | str:
     """Return the file DB names, else the database of --database-url / NOEMA_DATABASE_URL."""
     from noema_graph.errors import FieldError
-    from noema_graph.storage.backends import DATABASE_URL_ENV, backend_kind, sqlite_path
+    from noema_graph.storage.urls import DATABASE_URL_ENV, backend_kind, sqlite_path
 
     if db is not None and url is not None:
         raise _usage("DB and --database-url exclude each other (fix: pass only one)")
@@ -133,8 +133,8 @@ def _where(db: Path | None, url: str | None) -> Path | str:
 def _diagnose(where: Path | str, *, quick: bool) -> Report:
     """Run the checks of ``where``'s backend; a bad value or a server out of reach exits 2."""
     from noema_graph.errors import ConfigurationError
-    from noema_graph.storage.backends import DatabaseUnavailable
     from noema_graph.storage.sqlite.doctor import diagnose
+    from noema_graph.storage.urls import DatabaseUnavailable
 
     try:
         if isinstance(where, Path):

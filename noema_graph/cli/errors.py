@@ -78,7 +78,7 @@ def failure_code(exc: BaseException) -> int:
     message names the fix) and for a database that cannot be reached (its message names the
     URL, password masked), else 1.
     """
-    from noema_graph.storage.backends import DatabaseUnavailable
+    from noema_graph.storage.urls import DatabaseUnavailable
 
     if isinstance(exc, ThreadBusy):
         return EXIT_BUSY
@@ -95,7 +95,7 @@ def usage_error(message: str, fix: str | None = None) -> NoReturn:
 def resume_hint(thread: str, db: Path | str) -> str:
     """Return the command that continues ``thread`` of ``db`` (a file, or a database URL)."""
     if isinstance(db, str):
-        from noema_graph.storage.backends import redacted
+        from noema_graph.storage.urls import redacted
 
         return f"noema-graph resume {thread} --database-url {redacted(db)}"
     where = "" if db == DEFAULT_DB else f" --db {db}"
@@ -230,7 +230,7 @@ def resolve_database(db: Path | None, url: str | None, *, must_exist: bool = Fal
     ``NOEMA_DATABASE_URL``, which wins over the default file.
     """
     from noema_graph.errors import FieldError
-    from noema_graph.storage.backends import backend_kind, database_url, sqlite_path
+    from noema_graph.storage.urls import backend_kind, database_url, sqlite_path
 
     if db is not None and url is not None:
         usage_error(

@@ -61,7 +61,7 @@ def _known_thread(where: Path | str, thread: str) -> bool:
 def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
     from noema_graph.observability.metrics import MetricsRegistry
-    from noema_graph.storage.backends import redacted
+    from noema_graph.storage.urls import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     summaries = MetricsRegistry.from_events(_events_or_exit(where)).snapshot()
@@ -99,7 +99,7 @@ def events(
     An unknown thread exits with status 2.
     """
     from noema_graph.cli.errors import usage_error
-    from noema_graph.storage.backends import redacted
+    from noema_graph.storage.urls import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     shown = redacted(str(where))

@@ -42,7 +42,7 @@ def _exit(message: str, fix: str) -> None:
 
 def shown(where: Path | str) -> str:
     """Return a database for a message: the file, or the URL with its password masked."""
-    from noema_graph.storage.backends import redacted
+    from noema_graph.storage.urls import redacted
 
     return str(where) if isinstance(where, Path) else redacted(where)
 

@@ -202,7 +202,7 @@ def write_demo_data(path: str | Path, *, seed: int = 7) -> DemoSummary:
     Raises:
         ConfigurationError: ``path`` already holds data.
     """
-    from noema_graph.storage.backends import redacted, sqlite_path
+    from noema_graph.storage.urls import redacted, sqlite_path
 
     postgres = dialect_of(path) == "postgres"
     target: str | Path = str(path) if postgres else sqlite_path(path)

@@ -39,14 +39,14 @@ def store_location(value: Location) -> Location:
     Raises:
         ConfigurationError: a URL with an unsupported scheme.
     """
-    from noema_graph.storage.backends import sqlite_path
+    from noema_graph.storage.urls import sqlite_path
 
     return str(value) if dialect_of(value) == "postgres" else sqlite_path(value)
 
 
 def shown(location: Location) -> str:
     """Return ``location`` for a message: a URL without its password."""
-    from noema_graph.storage.backends import redacted
+    from noema_graph.storage.urls import redacted
 
     return redacted(str(location))
 
@@ -64,7 +64,7 @@ def learning_location(
         env: The environment (only the edge reads it).
         database: The run's checkpoint database, if any.
     """
-    from noema_graph.storage.backends import DATABASE_URL_ENV
+    from noema_graph.storage.urls import DATABASE_URL_ENV
 
     candidates = (explicit, env.get(LEARNING_DB_ENV) or None)
     for value in candidates:

@@ -6,13 +6,12 @@ checkpointer and Store (the tool ledger's table lives in the Store's database an
 lease's in the checkpointer's, so both follow).
 
 - ``sqlite:///path``, or a plain path: the SQLite file, opened by
-  :mod:`noema_graph.storage.sqlite.persistence` exactly as before (WAL, one writer per file, damage
-  checks).
+  :mod:`noema_graph.storage.sqlite.persistence` exactly as before (WAL, one writer per file,
+  damage checks).
 - ``postgresql://user:password@host:port/dbname`` (or ``postgres://``): PostgreSQL through
   ``langgraph-checkpoint-postgres`` (``pip install 'noema-graph[postgres]'``), on a small
   psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
-  with the same allow-list as on SQLite (:func:`noema_graph.storage.sqlite.persistence.serializer`),
-  and
+  with the same allow-list as on SQLite (:func:`noema_graph.storage.serde.serializer`), and
   carry the run summary in their metadata (:mod:`noema_graph.storage.postgres.savers`). The
   tables are created or migrated when the backend opens, under an advisory lock, so several
   processes may open one database at once. Given an ``embedder`` and a server with pgvector,
@@ -23,15 +22,14 @@ lease's in the checkpointer's, so both follow).
 The Noema learning store follows the same URLs (:mod:`noema_graph.noema.location`), and
 :mod:`noema_graph.storage.postgres.eventlog` holds the event log on PostgreSQL (each
 PostgreSQL checkpointer carries its URL as :data:`EVENT_LOG_URL` for it), and
-:mod:`noema_graph.storage.postgres.inspect` reads the checkpoint tables for the inspection commands.
+:mod:`noema_graph.storage.postgres.inspect` reads the checkpoint tables for the inspection
+commands. The URL helpers every layer uses live in the leaf :mod:`noema_graph.storage.urls`.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
-import sys
-from collections.abc import AsyncGenerator, Generator, Mapping
+from collections.abc import AsyncGenerator, Generator
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -40,10 +38,17 @@ from contextlib import (
 )
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
 
-from noema_graph.errors import ConfigurationError, NoemaError
+from noema_graph.storage.urls import (
+    CONNECT_TIMEOUT_S,
+    EVENT_LOG_URL,
+    BackendKind,
+    backend_kind,
+    connection_options,
+    missing_driver_error,
+    unavailable_error,
+)
 
 if TYPE_CHECKING:  # the CLI imports this module at start: LangGraph and psycopg load on use
     from langchain_core.embeddings import Embeddings
@@ -55,21 +60,9 @@ if TYPE_CHECKING:  # the CLI imports this module at start: LangGraph and psycopg
 
 logger = logging.getLogger(__name__)
 
-DATABASE_URL_ENV = "NOEMA_DATABASE_URL"
-"""The environment variable the CLI reads a database URL from."""
-BackendKind = Literal["sqlite", "postgres"]
-POSTGRES_SCHEMES = ("postgresql", "postgres")
 POOL_MAX_SIZE = 8
 """Connections per process: the checkpointer's (one at a time) and the Store's (per thread)."""
-CONNECT_TIMEOUT_S = 10
 SETUP_LOCK = 0x6E6F656D61  # pg_advisory_lock key of table creation ("noema")
-EVENT_LOG_URL = "noema_url"
-"""Attribute naming a PostgreSQL checkpointer's database (``observability.pg_eventlog``)."""
-_INSTALL = "pip install 'noema-graph[postgres]'"
-
-
-class DatabaseUnavailable(NoemaError):
-    """The database server could not be reached; the message names it and the fix."""
 
 
 @dataclass(frozen=True)
@@ -79,62 +72,6 @@ class Backend:
     kind: BackendKind
     checkpointer: BaseCheckpointSaver[Any]
     store: BaseStore
-
-
-def backend_kind(url: str | Path) -> BackendKind:
-    """Return which backend ``url`` names: a path or ``sqlite:///`` URL, or PostgreSQL.
-
-    Raises:
-        ConfigurationError: the URL has another scheme.
-    """
-    text = str(url)
-    if isinstance(url, Path) or "://" not in text or text.startswith("sqlite:///"):
-        return "sqlite"
-    scheme = text.split("://", 1)[0].lower()
-    if scheme in POSTGRES_SCHEMES:
-        return "postgres"
-    raise ConfigurationError(
-        "database url",
-        f"unsupported scheme {scheme!r} in {redacted(text)!r}",
-        fix="use sqlite:///path/to/file.sqlite or postgresql://user:password@host:5432/dbname",
-    )
-
-
-def redacted(url: str) -> str:
-    """Return ``url`` with its password replaced by ``***`` (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-
-
-def store_errors() -> tuple[type[BaseException], ...]:
-    """Return the errors a Store's backend may raise: SQLite's, OS errors, psycopg's.
-
-    psycopg's are included once it is loaded (no PostgreSQL backend was opened otherwise), so
-    callers such as the tool ledger pay no import for it.
-    """
-    found: list[type[BaseException]] = [sqlite3.Error, OSError]
-    psycopg = sys.modules.get("psycopg")
-    if psycopg is not None:
-        found.append(psycopg.Error)
-    return tuple(found)
-
-
-def sqlite_path(url: str | Path) -> Path:
-    """Return the SQLite file of a path or ``sqlite:///`` URL (``sqlite:////abs``: absolute)."""
-    return Path(str(url).removeprefix("sqlite:///")).expanduser()
-
-
-def database_url(
-    *, explicit: str | None, env: Mapping[str, str], default: str | Path
-) -> str | Path:
-    """Return ``explicit``, else the URL in :data:`DATABASE_URL_ENV`, else ``default``.
-
-    For the edge (CLI, scripts): the library itself never reads the environment.
-    """
-    return explicit or env.get(DATABASE_URL_ENV) or default
 
 
 @contextmanager
@@ -195,37 +132,6 @@ async def _async_sqlite(url: str | Path) -> AsyncGenerator[Backend]:
         yield Backend("sqlite", saver, store)
 
 
-def connection_options() -> dict[str, Any]:
-    """Return the psycopg connection settings langgraph-checkpoint-postgres expects."""
-    from psycopg.rows import dict_row
-
-    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-
-
-def _unavailable(url: str, exc: BaseException) -> DatabaseUnavailable:
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return DatabaseUnavailable(
-        f"database url: cannot connect to {redacted(url)!r}: {detail} "
-        f"(fix: start PostgreSQL or correct the URL; set {DATABASE_URL_ENV} or --database-url)"
-    )
-
-
-def unavailable_error(url: str, exc: BaseException) -> DatabaseUnavailable:
-    """Return the error for a PostgreSQL server at ``url`` that refused a connection."""
-    return _unavailable(url, exc)
-
-
-def missing_driver_error(exc: ImportError) -> ConfigurationError:
-    """Return the error for PostgreSQL support (psycopg, the savers) not being installed."""
-    return _missing_driver(exc)
-
-
-def _missing_driver(exc: ImportError) -> ConfigurationError:
-    return ConfigurationError(
-        "database url", f"PostgreSQL support is not installed ({exc.name})", fix=_INSTALL
-    )
-
-
 def _pool_options(pool_size: int) -> dict[str, Any]:
     """Return the options of a psycopg pool (sync or async) of at most ``pool_size``."""
     return {
@@ -246,14 +152,14 @@ def _postgres(url: str, pool_size: int, embedder: Embeddings | None) -> Generato
 
         from noema_graph.storage.postgres.savers import NoemaPostgresSaver
     except ImportError as exc:
-        raise _missing_driver(exc) from exc
-    from noema_graph.storage.sqlite.persistence import serializer
+        raise missing_driver_error(exc) from exc
+    from noema_graph.storage.serde import serializer
 
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(url, **_pool_options(pool_size))
     try:  # one plain connection first: its error names the cause (the pool's only times out)
         Connection.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
     except OperationalError as exc:
-        raise _unavailable(url, exc) from exc
+        raise unavailable_error(url, exc) from exc
     with pool:
         saver = NoemaPostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)  # the observer's event log lives beside it
@@ -300,8 +206,8 @@ async def _async_postgres(
 
         from noema_graph.storage.postgres.savers import NoemaAsyncPostgresSaver
     except ImportError as exc:
-        raise _missing_driver(exc) from exc
-    from noema_graph.storage.sqlite.persistence import serializer
+        raise missing_driver_error(exc) from exc
+    from noema_graph.storage.serde import serializer
 
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         url, **_pool_options(pool_size)
@@ -309,7 +215,7 @@ async def _async_postgres(
     try:
         await (await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_S)).close()
     except OperationalError as exc:
-        raise _unavailable(url, exc) from exc
+        raise unavailable_error(url, exc) from exc
     async with pool:
         saver = NoemaAsyncPostgresSaver(pool, serde=serializer())
         setattr(saver, EVENT_LOG_URL, url)

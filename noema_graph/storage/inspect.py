@@ -36,20 +36,18 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.agent import replayed
-from noema_graph.state.outcome import FINISHED
-from noema_graph.storage.backends import backend_kind, sqlite_path
 from noema_graph.storage.postgres import inspect as pg_inspect
 from noema_graph.storage.sqlite import liveness
 from noema_graph.storage.sqlite.damage import decoding_row, file_of
 from noema_graph.storage.sqlite.persistence import DELTA_CHANNELS, sqlite_checkpointer
+from noema_graph.storage.summary import SUMMARY_KEY, run_summary
+from noema_graph.storage.urls import backend_kind, sqlite_path
 
 if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
 Status = Literal["running", "paused", "done", "failed"]
 INTERRUPT = "__interrupt__"
-SUMMARY_KEY = "noema"
-"""Checkpoint metadata key of :func:`run_summary` (written by the core at each step)."""
 RECIPE_KEY = "noema_cli_recipe"  # the CLI's run recipe in checkpoint metadata (cli_runs)
 
 __all__ = [
@@ -519,39 +517,6 @@ def _row_from_tuple(item: CheckpointTuple) -> CheckpointRow:
 # --- rows from decoded values --------------------------------------------------------------
 
 
-def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Summarise a checkpoint's channel values for its metadata (key :data:`SUMMARY_KEY`).
-
-    What listing needs, as JSON-ready values: ``node`` (the node whose outcome is latest),
-    ``iteration``, ``tokens``, ``cost``, ``plan_step``, ``status`` (running, done or failed; a
-    pending interrupt makes a thread paused at read time) and ``error``. When a checkpoint's
-    metadata holds this dict, :func:`threads` and :func:`history` use it and skip decoding the
-    checkpoint blob.
-    """
-    usage = values.get("usage")
-    output = values.get("output") or {}
-    outcome = values.get("outcome")
-    status = "running"
-    error: Any = values.get("llm_error")
-    if getattr(outcome, "node", None) == "finalize":
-        if output:
-            final_error = output.get("error") if isinstance(output, Mapping) else None
-        else:  # a checkpoint without its delta channels: finalize's outcome names the code
-            detail = getattr(outcome, "detail", "")
-            final_error = None if detail == FINISHED else {"code": detail}
-        status = "failed" if final_error else "done"
-        error = final_error or error
-    return {
-        "node": getattr(outcome, "node", None),
-        "iteration": int(values.get("iteration") or 0),
-        "tokens": int(getattr(usage, "total_tokens", 0) or 0),
-        "cost": getattr(usage, "cost_usd", None) if usage is not None else None,
-        "plan_step": _plan_step(values.get("plan")),
-        "status": status,
-        "error": _error_text(error),
-    }
-
-
 def _summary(values: Mapping[str, Any], metadata: Mapping[str, Any]) -> Mapping[str, Any]:
     written = metadata.get(SUMMARY_KEY)
     if isinstance(written, Mapping):
@@ -611,16 +576,6 @@ def _checkpoint_row(
     )
 
 
-def _plan_step(plan: Any) -> str | None:
-    steps = getattr(plan, "steps", None)
-    if not steps:
-        return None
-    index = int(getattr(plan, "current_step_index", 0))
-    if index >= len(steps):
-        return f"{len(steps)}/{len(steps)} (complete)"
-    return f"{index + 1}/{len(steps)}: {steps[index].description}"
-
-
 def _agent(metadata: Mapping[str, Any]) -> str | None:
     if isinstance(metadata.get("agent"), str):
         return metadata["agent"]
@@ -629,15 +584,6 @@ def _agent(metadata: Mapping[str, Any]) -> str | None:
         agent = json.loads(recipe).get("agent")
         return agent if isinstance(agent, str) else "default"
     return None
-
-
-def _error_text(error: Any) -> str | None:
-    if error is None or error == "":
-        return None
-    if isinstance(error, Mapping):
-        parts = [str(error.get(key)) for key in ("code", "message") if error.get(key)]
-        return ": ".join(parts) or json.dumps(error, default=str)
-    return str(getattr(error, "message", error))
 
 
 def _state(found: CheckpointTuple, history: Mapping[str, DeltaChannelHistory]) -> dict[str, Any]:

@@ -34,7 +34,6 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.effects import Steps, io
 from noema_graph.errors import NoemaError
-from noema_graph.storage.backends import store_errors
 from noema_graph.storage.side_tables import (
     LEDGER_TABLE,
     Database,
@@ -44,6 +43,7 @@ from noema_graph.storage.side_tables import (
 )
 from noema_graph.storage.side_tables import ensure_tables as ensure_side_tables
 from noema_graph.storage.sqlite.writer import FIRST_DELAY_S, MAX_DELAY_S, RETRY_S, is_busy
+from noema_graph.storage.urls import store_errors
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

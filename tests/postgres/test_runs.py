@@ -141,6 +141,6 @@ def test_the_event_log_is_absent_and_runs_still_work(pg_url: str, scripted: Any)
 def test_store_errors_name_psycopg_once_loaded() -> None:
     import sqlite3
 
-    from noema_graph.storage.backends import store_errors
+    from noema_graph.storage.urls import store_errors
 
     assert {sqlite3.Error, OSError, psycopg.Error} <= set(store_errors())

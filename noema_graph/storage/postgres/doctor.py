@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, LiteralString
 
-from noema_graph.storage.backends import redacted
 from noema_graph.storage.postgres.inspect import connect
+from noema_graph.storage.serde import serializer
 from noema_graph.storage.sqlite.damage import DECODE_ERRORS, BadRow
 from noema_graph.storage.sqlite.doctor import SHOWN, Report
 from noema_graph.storage.sqlite.eventlog import TABLE as EVENTS_TABLE
-from noema_graph.storage.sqlite.persistence import serializer
+from noema_graph.storage.urls import redacted
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.serde.base import SerializerProtocol

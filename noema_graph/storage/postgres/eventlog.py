@@ -150,7 +150,7 @@ def read_events_at(
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
     if dialect_of(location) == "sqlite":
-        from noema_graph.storage.backends import sqlite_path
+        from noema_graph.storage.urls import sqlite_path
 
         return read_events(sqlite_path(location), thread_id=thread_id, trace_id=trace_id)
     from noema_graph.noema.location import postgres_table_exists
@@ -164,7 +164,7 @@ def read_events_at(
 
 def event_log_for(checkpointer: object) -> PostgresEventLog | None:
     """Return the event log beside a PostgreSQL checkpointer from ``open_backend``, else None."""
-    from noema_graph.storage.backends import EVENT_LOG_URL
+    from noema_graph.storage.urls import EVENT_LOG_URL
 
     url = getattr(checkpointer, EVENT_LOG_URL, None)
     return PostgresEventLog(url) if isinstance(url, str) else None

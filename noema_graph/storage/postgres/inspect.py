@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.storage.backends import (
+from noema_graph.storage.urls import (
     CONNECT_TIMEOUT_S,
     DATABASE_URL_ENV,
     connection_options,
@@ -163,7 +163,7 @@ def open_reader(url: str) -> Generator[PostgresReader]:
         from psycopg.errors import UndefinedTable
     except ImportError as exc:
         raise missing_driver_error(exc) from exc
-    from noema_graph.storage.sqlite.persistence import serializer
+    from noema_graph.storage.serde import serializer
 
     with connect(url) as conn:
         try:

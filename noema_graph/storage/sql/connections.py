@@ -144,7 +144,7 @@ def _server_options(url: str) -> str:
 
 
 def _import_psycopg() -> None:
-    from noema_graph.storage.backends import missing_driver_error
+    from noema_graph.storage.urls import missing_driver_error
 
     if importlib.util.find_spec("psycopg") is None:
         raise missing_driver_error(ImportError("No module named 'psycopg'", name="psycopg"))
@@ -176,7 +176,7 @@ class PostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.storage.backends import unavailable_error
+        from noema_graph.storage.urls import unavailable_error
 
         try:
             raw = psycopg.Connection[DictRow].connect(url, **_connect_options(url))
@@ -201,7 +201,7 @@ class PostgresConnection:
         _import_psycopg()
         from psycopg_pool import PoolTimeout
 
-        from noema_graph.storage.backends import unavailable_error
+        from noema_graph.storage.urls import unavailable_error
 
         pool = _pool(url)
         try:
@@ -285,7 +285,7 @@ class AsyncPostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.storage.backends import unavailable_error
+        from noema_graph.storage.urls import unavailable_error
 
         try:
             raw = await psycopg.AsyncConnection[DictRow].connect(url, **_connect_options(url))
@@ -320,7 +320,7 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
         ConfigurationError: an unsupported URL, or PostgreSQL without psycopg installed.
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
-    from noema_graph.storage.backends import sqlite_path
+    from noema_graph.storage.urls import sqlite_path
 
     if dialect_of(location) == "postgres":
         url = str(location)
@@ -330,7 +330,7 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
 
 async def connect_async(location: str | Path) -> AsyncConnection:
     """Async twin of :func:`connect_sync`."""
-    from noema_graph.storage.backends import sqlite_path
+    from noema_graph.storage.urls import sqlite_path
 
     if dialect_of(location) == "postgres":
         return await AsyncPostgresConnection.open(str(location))
@@ -339,6 +339,6 @@ async def connect_async(location: str | Path) -> AsyncConnection:
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """Return the database errors a store may raise (psycopg's once it is loaded)."""
-    from noema_graph.storage.backends import store_errors
+    from noema_graph.storage.urls import store_errors
 
     return store_errors()

@@ -71,7 +71,7 @@ def dialect_of(location: str | Path) -> DialectName:
     Raises:
         ConfigurationError: a URL with a scheme other than ``sqlite`` or ``postgresql``.
     """
-    from noema_graph.storage.backends import backend_kind
+    from noema_graph.storage.urls import backend_kind
 
     return "postgres" if backend_kind(location) == "postgres" else "sqlite"
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from noema_graph.errors import ConfigurationError
+from noema_graph.storage.serde import serializer
 from noema_graph.storage.sqlite.damage import (
     CHECKPOINT_ROWS_SQL,
     WRITE_ROWS_SQL,
@@ -40,7 +41,6 @@ from noema_graph.storage.sqlite.damage import (
     is_corrupt,
     not_sqlite,
 )
-from noema_graph.storage.sqlite.persistence import serializer
 
 Severity = Literal["damage", "note"]
 SHOWN = 10

@@ -20,7 +20,7 @@ from typing import Any, Self
 
 from noema_graph.closing import Closeable
 from noema_graph.state.models import utc_now
-from noema_graph.storage.sqlite.persistence import connect
+from noema_graph.storage.sqlite.connection import connect
 
 TABLE = "noema_events"
 EVENT_TYPES: tuple[str, ...] = (

@@ -29,10 +29,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from noema_graph.errors import ConfigurationError
 from noema_graph.state.agent import DELTA_CHANNELS  # re-exported: readers replay them
 from noema_graph.storage.serde import serializer
-from noema_graph.storage.sqlite.damage import DamagedFileError, corrupt_file, is_corrupt
+from noema_graph.storage.sqlite.connection import (
+    BUSY_TIMEOUT_MS,
+    PRAGMAS,
+    connect,
+    quick_check,
+    sqlite_file,
+)
+from noema_graph.storage.sqlite.damage import corrupt_file, is_corrupt
+from noema_graph.storage.sqlite.retention import check_limits, prune_saver
 from noema_graph.storage.sqlite.savers import NoemaAsyncSqliteSaver, NoemaSqliteSaver
 from noema_graph.storage.sqlite.writer import SqliteWriter, shared_writer
 
@@ -40,50 +47,8 @@ if TYPE_CHECKING:  # langgraph.store.sqlite loads sqlite_vec and numpy (~0.15 s)
     from langgraph.store.sqlite import SqliteStore
     from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-BUSY_TIMEOUT_MS = 5_000
 CheckpointerArg = BaseCheckpointSaver[Any] | bool | None
 """What graph factories accept as ``checkpointer`` (as LangGraph's compile does)."""
-
-
-def _sqlite_path(path: str | Path) -> Path:
-    text = str(path)
-    if text.startswith("sqlite:///"):
-        text = text.removeprefix("sqlite:///")
-    elif "://" in text:
-        scheme = text.split("://", 1)[0]
-        raise ConfigurationError(
-            "checkpointer url",
-            f"unsupported scheme {scheme!r}",
-            fix="use a file path or sqlite:///path (postgresql:// URLs: noema_graph.open_backend)",
-        )
-    target = Path(text).expanduser()
-    if target.is_dir():
-        raise ConfigurationError(
-            "checkpointer path",
-            f"{target} is a directory",
-            fix="pass a file path such as runs.sqlite",
-        )
-    if not target.parent.exists():
-        raise ConfigurationError(
-            "checkpointer path",
-            f"folder {target.parent} does not exist",
-            fix="create the folder first or choose another path",
-        )
-    return target
-
-
-PRAGMAS: tuple[str, ...] = (
-    "PRAGMA page_size=8192",
-    "PRAGMA journal_mode=WAL",
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-    "PRAGMA synchronous=NORMAL",
-)
-"""Settings of every checkpoint and store connection, sync or async.
-
-The page size applies to new files only: 8 KB holds compressed checkpoint rows (~1 KB) with
-little waste and keeps a pruned file's fixed cost (a page or more per table and index) low;
-measured against 4 and 16 KB in ``bench/size_results.md``.
-"""
 
 
 class _SetUp(Protocol):
@@ -96,48 +61,6 @@ class _AsyncSetUp(Protocol):
 
 B = TypeVar("B", bound=_SetUp)
 AB = TypeVar("AB", bound=_AsyncSetUp)
-
-
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads.
-
-    Raises:
-        DamagedFileError: ``path`` is not a SQLite database, or SQLite finds it malformed.
-    """
-    target = _sqlite_path(path)
-    conn = sqlite3.connect(
-        target, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-    )
-    try:
-        for pragma in PRAGMAS:
-            conn.execute(pragma)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if not is_corrupt(exc):
-            raise
-        raise corrupt_file(target, exc) from exc
-    return conn
-
-
-def quick_check(conn: sqlite3.Connection, path: Path | None = None) -> None:
-    """Run SQLite's ``PRAGMA quick_check`` on ``conn``; raise if it finds a problem.
-
-    It reads every page (seconds on a large file), so the factories run it only when asked
-    (``check=True``); ``noema-graph doctor`` runs the full checks.
-
-    Raises:
-        DamagedFileError: the check failed, naming the first problem SQLite reported.
-    """
-    try:
-        found = [str(row[0]) for row in conn.execute("PRAGMA quick_check").fetchall()]
-    except sqlite3.DatabaseError as exc:
-        if not is_corrupt(exc):
-            raise
-        raise corrupt_file(path, exc) from exc
-    if found != ["ok"]:
-        raise DamagedFileError(
-            path, f"PRAGMA quick_check found {len(found)} problem(s), first: {found[0]}"
-        )
 
 
 @contextmanager
@@ -160,7 +83,7 @@ def _backend(
     ``check`` runs :func:`quick_check` first. SQLite's "malformed" errors, at setup or later
     while the file is open, become :class:`DamagedFileError` naming the file.
     """
-    target = _sqlite_path(path)
+    target = sqlite_file(path)
     with closing(connect(target)) as conn, _naming_damage(target):
         if check:
             quick_check(conn, target)
@@ -182,7 +105,7 @@ async def _async_backend(
     Writes go through the file's :class:`SqliteWriter`, shared by every async checkpointer and
     store of the file in this process.
     """
-    target = _sqlite_path(path)
+    target = sqlite_file(path)
     with shared_writer(target, connect) as writer, _naming_damage(target):
         if check:
             await writer.arun(lambda: quick_check(writer.conn, target))
@@ -211,7 +134,7 @@ def sqlite_checkpointer(path: str | Path, *, check: bool = False) -> Generator[S
         DamagedFileError: the file is not a SQLite database or is damaged (also raised later,
             by reads that meet damage), naming the file, the thread and the fix.
     """
-    target = _sqlite_path(path)
+    target = sqlite_file(path)
 
     def make(conn: sqlite3.Connection) -> SqliteSaver:
         return NoemaSqliteSaver(conn, serde=serializer(compress=True), path=target)
@@ -228,7 +151,7 @@ async def async_sqlite_checkpointer(
 
     ``check`` and the errors are those of :func:`sqlite_checkpointer`.
     """
-    target = _sqlite_path(path)
+    target = sqlite_file(path)
 
     def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteSaver:
         return NoemaAsyncSqliteSaver(
@@ -291,11 +214,6 @@ def prune(
     Raises:
         ConfigurationError: neither limit given, ``keep_last`` < 1 or ``older_than`` < 0.
     """
-    from noema_graph.storage.sqlite.retention import (  # imports us (via the ledger)
-        check_limits,
-        prune_saver,
-    )
-
     check_limits(keep_last, older_than)
     with sqlite_checkpointer(path) as saver:
         decided = prune_saver(

@@ -60,6 +60,7 @@ from noema_graph.storage.sqlite.delta import DeltaHistory
 from noema_graph.storage.sqlite.linked_writes import link, resolve
 from noema_graph.storage.sqlite.liveness import writer
 from noema_graph.storage.sqlite.writer import SqliteWriter, in_transaction
+from noema_graph.storage.summary import SUMMARY_KEY, run_summary
 
 DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRORS)
 """Errors a read of a damaged file raises (each is checked before it is called damage)."""
@@ -71,11 +72,8 @@ def with_summary(metadata: Any, checkpoint: Any, output: Any = None) -> Any:
     ``output`` is the output contract written in the step the checkpoint closes (the
     ``output`` channel is a delta channel: the checkpoint does not hold it). The summary names
     the process that wrote it (:func:`noema_graph.storage.sqlite.liveness.writer`), so a thread
-    whose
-    process died mid-run is listed as failed, not running for ever.
+    whose process died mid-run is listed as failed, not running for ever.
     """
-    from noema_graph.storage.inspect import SUMMARY_KEY, run_summary  # inspect imports persistence
-
     values = checkpoint["channel_values"]
     if output is not None:
         values = {**values, "output": output}
