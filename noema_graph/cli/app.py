@@ -586,8 +586,8 @@ def mcp_serve(
     ] = None,
 ) -> None:
     """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""
+    from noema_graph.agents.mcp_server import serve
     from noema_graph.config import AgentConfig
-    from noema_graph.tools.mcp_server import serve
 
     if transport not in ("stdio", "http"):
         usage_error(f"--transport {transport!r} is not a transport", "use stdio or http")

@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
-from noema_graph.storage.sql.connections import connect_sync
 from noema_graph.storage.sql.dialect import dialect_of
-from noema_graph.storage.sql.driver import Op, fetch_one, run_sync
 
 LEARNING_DB_ENV = "NOEMA_LEARNING_DB"
 """The environment variable naming the learning store (a path or a database URL)."""
@@ -74,21 +72,3 @@ def learning_location(
         if value is not None and dialect_of(value) == "postgres":
             return str(value)
     return DEFAULT_LEARNING_DB
-
-
-def _table_exists(name: str) -> Op[bool]:
-    row = yield from fetch_one("SELECT to_regclass(?) IS NOT NULL AS found", (name,))
-    return row is not None and bool(row["found"])
-
-
-def postgres_table_exists(url: str, name: str) -> bool:
-    """Return whether the PostgreSQL database at ``url`` has table ``name`` (read-only).
-
-    Raises:
-        DatabaseUnavailable: the server could not be reached.
-    """
-    db = connect_sync(url, pooled=True)  # a server builds graphs, and asks, per request
-    try:
-        return run_sync(db, _table_exists(name), write=False)
-    finally:
-        db.close()

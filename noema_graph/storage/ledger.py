@@ -35,6 +35,7 @@ from langgraph.store.base import BaseStore
 from noema_graph.effects import Steps, io
 from noema_graph.errors import NoemaError
 from noema_graph.storage.side_tables import (
+    LEDGER_NAMESPACE,
     LEDGER_TABLE,
     Database,
     adatabase_of,
@@ -48,8 +49,6 @@ from noema_graph.storage.urls import store_errors
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-LEDGER_NAMESPACE = ("noema", "tool_ledger")
-"""Where the ledger lived before it had its own table (Store items; still pruned)."""
 TABLES = (
     f"CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} ("
     " thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,"

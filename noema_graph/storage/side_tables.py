@@ -36,6 +36,8 @@ Dialect = Literal["sqlite", "postgres"]
 Rows = list[tuple[Any, ...]]
 LEDGER_TABLE = "noema_tool_ledger"
 """The tool ledger's table (:mod:`noema_graph.storage.ledger`)."""
+LEDGER_NAMESPACE = ("noema", "tool_ledger")
+"""Where the ledger lived before it had its own table (Store items; still pruned)."""
 SQLITE_BUSY_S = 0.05
 """How long one SQLite statement waits for a locked file before raising (callers retry)."""
 

@@ -28,6 +28,7 @@ from noema_graph.state.models import utc_now
 from noema_graph.storage.sql.connections import connect_sync
 from noema_graph.storage.sql.dialect import dialect_of, postgres_ddl
 from noema_graph.storage.sql.driver import Op, Outcome, Statement, SyncConnection, execute, run_sync
+from noema_graph.storage.sql.tables import postgres_table_exists
 from noema_graph.storage.sqlite.eventlog import (
     _COLUMNS,  # pyright: ignore[reportPrivateUsage]  # one column list for both logs
     TABLE,
@@ -153,8 +154,6 @@ def read_events_at(
         from noema_graph.storage.urls import sqlite_path
 
         return read_events(sqlite_path(location), thread_id=thread_id, trace_id=trace_id)
-    from noema_graph.noema.location import postgres_table_exists
-
     url = str(location)
     if not postgres_table_exists(url, TABLE):
         return []

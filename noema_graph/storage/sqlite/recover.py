@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.storage.ledger import LEDGER_NAMESPACE
+from noema_graph.storage.side_tables import LEDGER_NAMESPACE
 from noema_graph.storage.sqlite.damage import KEY_COLUMNS, DamagedFileError, is_corrupt, not_sqlite
 from noema_graph.storage.sqlite.doctor import Report, check, diagnose, private_copy, require_file
 

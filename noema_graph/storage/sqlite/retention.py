@@ -28,7 +28,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.agent import replayed
-from noema_graph.storage.ledger import LEDGER_NAMESPACE, LEDGER_TABLE
+from noema_graph.storage.side_tables import LEDGER_NAMESPACE, LEDGER_TABLE
 from noema_graph.storage.sqlite import eventlog
 
 Key = tuple[str, str, str]

@@ -2,7 +2,7 @@
 
 The built-in toolkits always; the learning domain tools too when given a learning store.
 
-Run ``python -m noema_graph.tools.mcp_server [--transport stdio|http] [--port N]``; the
+Run ``python -m noema_graph.agents.mcp_server [--transport stdio|http] [--port N]``; the
 CLI's ``noema-graph mcp serve`` calls :func:`serve`. Tools keep their noema semantics:
 permissions, validation, timeouts and truncation come from the registry runner, and an
 error result is returned as an MCP error (``isError``) carrying the JSON observation.
@@ -144,7 +144,7 @@ def _is_loopback(host: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse ``argv`` and call :func:`serve`."""
-    parser = argparse.ArgumentParser(prog="python -m noema_graph.tools.mcp_server")
+    parser = argparse.ArgumentParser(prog="python -m noema_graph.agents.mcp_server")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
