@@ -21,7 +21,7 @@ from noema_graph.nodes.tool_node import SPEC, tool_node
 from noema_graph.state.human import Decision
 from noema_graph.state.outcome import Outcome
 from noema_graph.storage.ledger import claim, entries
-from tests.core.helpers import add, lookup
+from tests.helpers import add, lookup
 from tests.nodes.helpers import RUN_ID, Path, deps, group, run, runtime, task
 from tests.scripted import call
 

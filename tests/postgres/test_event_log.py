@@ -12,7 +12,7 @@ from noema_graph.observability import Observer
 from noema_graph.observability.metrics import MetricsRegistry
 from noema_graph.storage.postgres.eventlog import PostgresEventLog, event_log_for, read_events_at
 from noema_graph.storage.sqlite.eventlog import TABLE
-from tests.core.helpers import add, cfg
+from tests.helpers import add, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 

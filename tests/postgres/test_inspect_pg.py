@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 from noema_graph import build_agent_graph, open_backend
 from noema_graph.inspect import SUMMARY_KEY, athreads, checkpoint, history, threads
 from noema_graph.persistence import serializer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]

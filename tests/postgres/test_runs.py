@@ -22,7 +22,7 @@ from langchain_core.messages import ToolMessage
 from noema_graph import build_agent_graph, open_async_backend, open_backend
 from noema_graph.effects import adrive
 from noema_graph.storage.ledger import aentries, claim, entries, settle
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.postgres.pg_agent import make_mark
 from tests.scripted import call, plan_reply, text, tools_reply
 

@@ -36,7 +36,7 @@ from noema_graph.persistence import (
     sqlite_store,
 )
 from noema_graph.storage.ledger import entries
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 CALLS = 3

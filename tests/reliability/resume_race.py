@@ -34,7 +34,7 @@ from noema_graph.hitl import resume_with
 from noema_graph.storage.backends import open_backend
 from noema_graph.storage.lease import ThreadBusy
 from noema_graph.storage.ledger import claim
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]

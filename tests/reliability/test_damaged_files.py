@@ -30,7 +30,7 @@ from noema_graph.storage.ledger import LEDGER_NAMESPACE, LEDGER_TABLE, entries
 from noema_graph.storage.sqlite.damage import DamagedFileError
 from noema_graph.storage.sqlite.doctor import diagnose
 from noema_graph.storage.sqlite.recover import repair
-from tests.core.helpers import add, cfg
+from tests.helpers import add, cfg
 from tests.reliability.ledger_load import charge_tool
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 

@@ -23,7 +23,7 @@ from noema_graph import build_agent_graph
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import sqlite_checkpointer
 from noema_graph.storage.lease import LEASE_TABLE, ThreadBusy
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.reliability.resume_race import effects, race
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 

@@ -18,7 +18,7 @@ from typing import Any
 from noema_graph import build_agent_graph, sqlite_checkpointer
 from noema_graph.state.models import ReasoningStep, TaskPlan
 from noema_graph.storage.serde import STORED_ALIASES
-from tests.core.helpers import add, cfg, lookup
+from tests.helpers import add, cfg, lookup
 from tests.scripted import ScriptedChatModel
 from tests.storage.fixtures.write_main_fixture import FIXTURE, THREAD
 

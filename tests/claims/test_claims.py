@@ -26,9 +26,9 @@ from noema_graph.state.output import (
     TokenUsage,
     TraceStep,
 )
-from tests.evals import claims_foreign
-from tests.evals.claims_foreign import CONTEXTS, foreign_set
-from tests.evals.claims_set import labelled_set
+from tests.claims import claims_foreign
+from tests.claims.claims_foreign import CONTEXTS, foreign_set
+from tests.claims.claims_set import labelled_set
 
 TARGET = 0.95
 

@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from noema_graph import async_sqlite_checkpointer, build_agent_graph
 from noema_graph.events import EVENT_TYPES
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 THREAD = {"configurable": {"thread_id": "s1"}}

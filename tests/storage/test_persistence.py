@@ -19,16 +19,16 @@ from noema_graph import build_agent_graph, prune, sqlite_checkpointer, sqlite_st
 from noema_graph.errors import ConfigurationError
 from noema_graph.persistence import serializer
 from noema_graph.state.models import TaskPlan, TaskStep
-from tests.core.crash_agent import make_mark
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import call, plan_reply, text, tools_reply
+from tests.storage.crash_agent import make_mark
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _start_crashing_run(db: Path, ledger: Path, *mode: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger), *mode],
+        [sys.executable, "-m", "tests.storage.crash_agent", str(db), str(ledger), *mode],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

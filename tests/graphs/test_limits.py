@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph.clock import ManualClock
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
 
 THREAD = {"configurable": {"thread_id": "t1"}}

@@ -49,8 +49,8 @@ def run_marks(db: Path, n: int, scripted: Any, thread: str = "s") -> dict[str, A
     calls (their ledger beside ``db``), then the answer; return the final state."""
     from noema_graph.graphs import build_agent_graph
     from noema_graph.persistence import sqlite_checkpointer
-    from tests.core.crash_agent import make_mark
     from tests.scripted import call, plan_reply, text, tools_reply
+    from tests.storage.crash_agent import make_mark
 
     replies = [tools_reply(call("mark", {"n": i}, f"{thread}-c{i}")) for i in range(n)]
     model = scripted(plan_reply("loop"), *replies, text("done"))

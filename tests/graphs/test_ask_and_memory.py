@@ -10,7 +10,7 @@ from langgraph.store.memory import InMemoryStore
 
 from noema_graph import build_agent_graph, build_ask_graph, sqlite_checkpointer, sqlite_store
 from noema_graph.context import RunContext
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import plan_reply, text
 
 

@@ -1,6 +1,6 @@
 """Run an agent that hangs inside a tool call, so a test can SIGKILL it mid-tool.
 
-Usage: python -m tests.core.crash_agent DB LEDGER [non_idempotent]
+Usage: python -m tests.storage.crash_agent DB LEDGER [non_idempotent]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from langchain_core.tools import BaseTool, tool
 
 from noema_graph import build_agent_graph, sqlite_checkpointer, sqlite_store
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, tools_reply
 
 

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import Observer, read_events
 from noema_graph.persistence import async_sqlite_checkpointer, sqlite_checkpointer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 VOLATILE = {

@@ -12,7 +12,7 @@ from noema_graph.graphs import build_agent_graph
 from noema_graph.nodes.execute_step import FED_BACK
 from noema_graph.protocols.react_guard import feeds_own_result, observation_answer
 from noema_graph.state.models import ReasoningStep, ToolAction
-from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.helpers import CALLS, TOOLS, cfg
 from tests.scripted import plan_reply, text
 
 

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph.graphs import build_agent_graph
 from noema_graph.models.profile import CONTEXT_WINDOW_KEY
 from noema_graph.state.output import AgentOutput
-from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, reflection_reply, text, tools_reply
 
 THREAD = {"configurable": {"thread_id": "t1"}}

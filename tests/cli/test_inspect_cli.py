@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from noema_graph import sqlite_checkpointer
 from noema_graph.cli.app import app
-from tests.inspect.test_inspect import _run
+from tests.storage.test_inspect import _run
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ hand: True when it claims an effect no successful call of that run backs. Ids in
 are read from the run (``{created}``, ``{source}``...), so the labels stay true when the
 demo data changes. Run from the repository root:
 
-    PYTHONPATH=$PWD .venv/bin/python tests/evals/build_claims_runs.py
+    PYTHONPATH=$PWD .venv/bin/python tests/claims/build_claims_runs.py
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from noema_graph.agents.learners import Learner, learner_request
 from noema_graph.context import RunContext
 from noema_graph.evals import Trajectory, TrajectoryRecorder
 from noema_graph.noema import write_demo_data
-from tests.evals.claims_answers import ANSWERS
+from tests.claims.claims_answers import ANSWERS
 from tests.scripted import ScriptedChatModel, call, plan_reply, structured, text, tools_reply
 
 OUT = Path(__file__).parent / "data" / "claims_runs.json"

@@ -3,7 +3,7 @@
 ``data/claims_hand.json`` holds tool contexts (lists of calls with their real-shaped results)
 and answers labelled by hand; ``data/claims_runs.json`` holds trajectories recorded from
 scripted Noema agent runs over the demo store (real tools, real results), each with a
-labelled answer. Built by ``tests/evals/build_claims_runs.py``.
+labelled answer. Built by ``tests/claims/build_claims_runs.py``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from noema_graph.graphs.agent import SPECS
 from noema_graph.nodes.middleware import stamp
 from noema_graph.state.models import HookFailure, Reflection
 from noema_graph.state.outcome import run_outcome
-from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 THREAD: Any = {"configurable": {"thread_id": "hooks"}}

@@ -1,6 +1,6 @@
 """Run an agent until it pauses on an ask_user question, then exit (the checkpoint keeps it).
 
-Usage: python -m tests.core.hitl_agent DB
+Usage: python -m tests.hitl_agent DB
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from noema_graph import build_agent_graph, pending, sqlite_checkpointer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, tools_reply
 
 

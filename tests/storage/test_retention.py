@@ -15,7 +15,7 @@ from noema_graph.errors import ConfigurationError
 from noema_graph.storage.ledger import LEDGER_TABLE, claim
 from noema_graph.storage.sqlite.eventlog import read_events
 from noema_graph.storage.sqlite.retention import checkpoint_time, parse_age
-from tests.core.helpers import cfg, run_marks
+from tests.helpers import cfg, run_marks
 
 
 def _rows(db: Path, sql: str, *args: Any) -> int:

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph, build_ask_graph
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 PATHS = ["sync", "async"]

@@ -15,7 +15,7 @@ from noema_graph.nodes.output import confidence, tools_used
 from noema_graph.prompts import PROMPTS, PromptTemplate
 from noema_graph.state.models import ReasoningStep, ToolAction
 from noema_graph.state.output import AgentOutput
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import plan_reply, structured, text
 
 

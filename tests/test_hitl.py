@@ -19,7 +19,7 @@ from noema_graph.errors import HumanInputError
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import ClarifyRequest, ConfirmRequest
 from noema_graph.storage.ledger import entries
-from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.helpers import CALLS, TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 THREAD: Any = {"configurable": {"thread_id": "h1"}}
@@ -91,7 +91,7 @@ def test_clarify_is_not_offered_unless_enabled(scripted: Any) -> None:
 def test_clarify_resumes_in_another_process(scripted: Any, tmp_path: Path) -> None:
     db = tmp_path / "hitl.sqlite"
     first = subprocess.run(
-        [sys.executable, "-m", "tests.core.hitl_agent", str(db)],
+        [sys.executable, "-m", "tests.hitl_agent", str(db)],
         capture_output=True,
         text=True,
         timeout=120,

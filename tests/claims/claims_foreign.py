@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from noema_graph.evals import StepAction, Trajectory, TrajectoryStep
-from tests.evals.claims_set import Labelled
+from tests.claims.claims_set import Labelled
 
 
 def _tool(name: str, description: str, **params: str) -> dict[str, Any]:

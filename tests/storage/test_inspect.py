@@ -32,7 +32,7 @@ from noema_graph.inspect import (
 )
 from noema_graph.persistence import async_sqlite_checkpointer, connect, serializer
 from noema_graph.storage.sqlite import liveness
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def test_any_saver_gives_the_same_rows(tmp_path: Path, scripted: Any) -> None:
 def test_a_paused_thread(tmp_path: Path) -> None:
     db = tmp_path / "hitl.sqlite"
     done = subprocess.run(
-        [sys.executable, "-m", "tests.core.hitl_agent", str(db)],
+        [sys.executable, "-m", "tests.hitl_agent", str(db)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -140,7 +140,7 @@ def test_a_paused_thread(tmp_path: Path) -> None:
 def test_a_thread_killed_mid_tool_is_failed_once_its_process_is_gone(tmp_path: Path) -> None:
     db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+        [sys.executable, "-m", "tests.storage.crash_agent", str(db), str(ledger)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

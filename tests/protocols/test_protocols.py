@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from noema_graph.graphs import build_agent_graph
 from noema_graph.nodes.execute_step import OBSERVATION_NUDGE
 from noema_graph.protocols.react import extract_action_input, parse_response
-from tests.core.helpers import CALLS, TOOLS, cfg
+from tests.helpers import CALLS, TOOLS, cfg
 from tests.scripted import plan_reply, text
 
 

@@ -20,7 +20,7 @@ from noema_graph.persistence import DELTA_CHANNELS, async_sqlite_checkpointer, s
 from noema_graph.state.models import ReasoningStep, ToolAction
 from noema_graph.storage.serde import COMPRESS_MIN, COMPRESSED, inflate
 from noema_graph.storage.sqlite.damage import DamagedFileError
-from tests.core.helpers import cfg, run_marks
+from tests.helpers import cfg, run_marks
 
 RESULT = "marked 7 " + "x" * 500
 
