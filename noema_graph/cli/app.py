@@ -45,6 +45,7 @@ from noema_graph.cli.errors import (
 )
 from noema_graph.errors import FieldError, NoemaError
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
+from noema_graph.storage.urls import redacted
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -277,8 +278,6 @@ def _learning_store(data: str | None, where: Path | str) -> Path | str:
 
 def _shown(db: Path | str) -> str:
     """Return ``db`` for a message (a URL without its password)."""
-    from noema_graph.storage.urls import redacted
-
     return str(db) if isinstance(db, Path) else redacted(db)
 
 

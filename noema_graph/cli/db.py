@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from noema_graph.cli.errors import DatabaseUrlOpt, failure_code, resolve_database, say_error
+from noema_graph.storage.urls import backend_kind, redacted
 
 app = typer.Typer(help="Database set-up for a deployment.", no_args_is_help=True)
 
@@ -39,7 +40,6 @@ def upgrade_database(where: Path | str, data: str | None = None) -> dict[str, An
     from noema_graph.noema.location import learning_location, shown
     from noema_graph.noema.store import LearningStore
     from noema_graph.storage.backends import open_backend
-    from noema_graph.storage.urls import backend_kind, redacted
 
     with open_backend(where):  # LangGraph's checkpoint and Store migrations, under a lock
         pass

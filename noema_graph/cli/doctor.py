@@ -24,6 +24,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from noema_graph.cli.errors import DatabaseUrlOpt
+from noema_graph.storage.urls import (
+    DATABASE_URL_ENV,
+    DatabaseUnavailable,
+    backend_kind,
+    sqlite_path,
+)
 
 if TYPE_CHECKING:
     from noema_graph.storage.sqlite.doctor import Report
@@ -113,7 +119,6 @@ def doctor(
 def _where(db: Path | None, url: str | None) -> Path | str:
     """Return the file DB names, else the database of --database-url / NOEMA_DATABASE_URL."""
     from noema_graph.errors import FieldError
-    from noema_graph.storage.urls import DATABASE_URL_ENV, backend_kind, sqlite_path
 
     if db is not None and url is not None:
         raise _usage("DB and --database-url exclude each other (fix: pass only one)")
@@ -134,7 +139,6 @@ def _diagnose(where: Path | str, *, quick: bool) -> Report:
     """Run the checks of ``where``'s backend; a bad value or a server out of reach exits 2."""
     from noema_graph.errors import ConfigurationError
     from noema_graph.storage.sqlite.doctor import diagnose
-    from noema_graph.storage.urls import DatabaseUnavailable
 
     try:
         if isinstance(where, Path):

@@ -42,6 +42,13 @@ from typer.core import TyperGroup
 from noema_graph.errors import FieldError
 from noema_graph.storage.lease import LEASE_TABLE, ThreadBusy
 from noema_graph.storage.side_tables import LEDGER_TABLE
+from noema_graph.storage.urls import (
+    DatabaseUnavailable,
+    backend_kind,
+    database_url,
+    redacted,
+    sqlite_path,
+)
 
 EXIT_OK = 0
 EXIT_UNSUCCESSFUL = 1
@@ -78,8 +85,6 @@ def failure_code(exc: BaseException) -> int:
     message names the fix) and for a database that cannot be reached (its message names the
     URL, password masked), else 1.
     """
-    from noema_graph.storage.urls import DatabaseUnavailable
-
     if isinstance(exc, ThreadBusy):
         return EXIT_BUSY
     bad = isinstance(exc, FieldError | DatabaseUnavailable)
@@ -95,8 +100,6 @@ def usage_error(message: str, fix: str | None = None) -> NoReturn:
 def resume_hint(thread: str, db: Path | str) -> str:
     """Return the command that continues ``thread`` of ``db`` (a file, or a database URL)."""
     if isinstance(db, str):
-        from noema_graph.storage.urls import redacted
-
         return f"noema-graph resume {thread} --database-url {redacted(db)}"
     where = "" if db == DEFAULT_DB else f" --db {db}"
     return f"noema-graph resume {thread}{where}"
@@ -230,7 +233,6 @@ def resolve_database(db: Path | None, url: str | None, *, must_exist: bool = Fal
     ``NOEMA_DATABASE_URL``, which wins over the default file.
     """
     from noema_graph.errors import FieldError
-    from noema_graph.storage.urls import backend_kind, database_url, sqlite_path
 
     if db is not None and url is not None:
         usage_error(

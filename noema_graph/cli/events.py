@@ -16,6 +16,7 @@ from rich.table import Table
 
 from noema_graph.cli.errors import DatabaseUrlOpt, resolve_database
 from noema_graph.observability.logs import configure_logging
+from noema_graph.storage.urls import redacted
 
 if TYPE_CHECKING:  # the event log and metrics load with the command that reads them
     from noema_graph.storage.sqlite.eventlog import LoggedEvent
@@ -61,7 +62,6 @@ def _known_thread(where: Path | str, thread: str) -> bool:
 def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Show per-agent metrics rebuilt from the event log: runs, success, time, cost, tools."""
     from noema_graph.observability.metrics import MetricsRegistry
-    from noema_graph.storage.urls import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     summaries = MetricsRegistry.from_events(_events_or_exit(where)).snapshot()
@@ -99,7 +99,6 @@ def events(
     An unknown thread exits with status 2.
     """
     from noema_graph.cli.errors import usage_error
-    from noema_graph.storage.urls import redacted
 
     where = resolve_database(db, database_url, must_exist=True)
     shown = redacted(str(where))

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from noema_graph.cli.errors import DatabaseUrlOpt
 from noema_graph.errors import NoemaError
+from noema_graph.storage.urls import redacted
 
 __all__ = ["history", "inspect", "threads"]
 
@@ -42,8 +43,6 @@ def _exit(message: str, fix: str) -> None:
 
 def shown(where: Path | str) -> str:
     """Return a database for a message: the file, or the URL with its password masked."""
-    from noema_graph.storage.urls import redacted
-
     return str(where) if isinstance(where, Path) else redacted(where)
 
 

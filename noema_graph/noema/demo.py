@@ -40,6 +40,7 @@ from noema_graph.noema.sql import (
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.sql.dialect import dialect_of
 from noema_graph.storage.sql.driver import Op, execute, execute_many, fetch_one, insert
+from noema_graph.storage.urls import redacted, sqlite_path
 
 __all__ = ["DEMO_NOW", "DemoSummary", "write_demo_data"]
 
@@ -202,8 +203,6 @@ def write_demo_data(path: str | Path, *, seed: int = 7) -> DemoSummary:
     Raises:
         ConfigurationError: ``path`` already holds data.
     """
-    from noema_graph.storage.urls import redacted, sqlite_path
-
     postgres = dialect_of(path) == "postgres"
     target: str | Path = str(path) if postgres else sqlite_path(path)
     if isinstance(target, Path) and target.exists() and target.stat().st_size > 0:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.storage.sql.dialect import dialect_of
+from noema_graph.storage.urls import DATABASE_URL_ENV, redacted, sqlite_path
 
 LEARNING_DB_ENV = "NOEMA_LEARNING_DB"
 """The environment variable naming the learning store (a path or a database URL)."""
@@ -37,15 +38,11 @@ def store_location(value: Location) -> Location:
     Raises:
         ConfigurationError: a URL with an unsupported scheme.
     """
-    from noema_graph.storage.urls import sqlite_path
-
     return str(value) if dialect_of(value) == "postgres" else sqlite_path(value)
 
 
 def shown(location: Location) -> str:
     """Return ``location`` for a message: a URL without its password."""
-    from noema_graph.storage.urls import redacted
-
     return redacted(str(location))
 
 
@@ -62,8 +59,6 @@ def learning_location(
         env: The environment (only the edge reads it).
         database: The run's checkpoint database, if any.
     """
-    from noema_graph.storage.urls import DATABASE_URL_ENV
-
     candidates = (explicit, env.get(LEARNING_DB_ENV) or None)
     for value in candidates:
         if value is not None:

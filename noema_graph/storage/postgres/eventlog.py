@@ -36,6 +36,7 @@ from noema_graph.storage.sqlite.eventlog import (
     LoggedEvent,
     read_events,
 )
+from noema_graph.storage.urls import EVENT_LOG_URL, sqlite_path
 
 SETUP_LOCK = 0x6E6F656D6145  # pg_advisory_xact_lock key of the event log's table creation
 
@@ -151,8 +152,6 @@ def read_events_at(
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
     if dialect_of(location) == "sqlite":
-        from noema_graph.storage.urls import sqlite_path
-
         return read_events(sqlite_path(location), thread_id=thread_id, trace_id=trace_id)
     url = str(location)
     if not postgres_table_exists(url, TABLE):
@@ -163,7 +162,5 @@ def read_events_at(
 
 def event_log_for(checkpointer: object) -> PostgresEventLog | None:
     """Return the event log beside a PostgreSQL checkpointer from ``open_backend``, else None."""
-    from noema_graph.storage.urls import EVENT_LOG_URL
-
     url = getattr(checkpointer, EVENT_LOG_URL, None)
     return PostgresEventLog(url) if isinstance(url, str) else None

@@ -26,6 +26,12 @@ import aiosqlite
 
 from noema_graph.storage.sql.dialect import LOCK_TIMEOUT_MS, DialectName, dialect_of, postgres_sql
 from noema_graph.storage.sql.driver import AsyncConnection, Outcome, Statement, SyncConnection
+from noema_graph.storage.urls import (
+    missing_driver_error,
+    sqlite_path,
+    store_errors,
+    unavailable_error,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -144,8 +150,6 @@ def _server_options(url: str) -> str:
 
 
 def _import_psycopg() -> None:
-    from noema_graph.storage.urls import missing_driver_error
-
     if importlib.util.find_spec("psycopg") is None:
         raise missing_driver_error(ImportError("No module named 'psycopg'", name="psycopg"))
 
@@ -176,8 +180,6 @@ class PostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.storage.urls import unavailable_error
-
         try:
             raw = psycopg.Connection[DictRow].connect(url, **_connect_options(url))
         except psycopg.OperationalError as exc:
@@ -200,8 +202,6 @@ class PostgresConnection:
         """Take a connection to ``url`` from this process's pool (same errors as :meth:`open`)."""
         _import_psycopg()
         from psycopg_pool import PoolTimeout
-
-        from noema_graph.storage.urls import unavailable_error
 
         pool = _pool(url)
         try:
@@ -285,8 +285,6 @@ class AsyncPostgresConnection:
         import psycopg
         from psycopg.rows import DictRow
 
-        from noema_graph.storage.urls import unavailable_error
-
         try:
             raw = await psycopg.AsyncConnection[DictRow].connect(url, **_connect_options(url))
         except psycopg.OperationalError as exc:
@@ -320,8 +318,6 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
         ConfigurationError: an unsupported URL, or PostgreSQL without psycopg installed.
         DatabaseUnavailable: the PostgreSQL server could not be reached.
     """
-    from noema_graph.storage.urls import sqlite_path
-
     if dialect_of(location) == "postgres":
         url = str(location)
         return PostgresConnection.borrow(url) if pooled else PostgresConnection.open(url)
@@ -330,8 +326,6 @@ def connect_sync(location: str | Path, *, pooled: bool = False) -> SyncConnectio
 
 async def connect_async(location: str | Path) -> AsyncConnection:
     """Async twin of :func:`connect_sync`."""
-    from noema_graph.storage.urls import sqlite_path
-
     if dialect_of(location) == "postgres":
         return await AsyncPostgresConnection.open(str(location))
     return await AsyncSqliteConnection.open(sqlite_path(location))
@@ -339,6 +333,4 @@ async def connect_async(location: str | Path) -> AsyncConnection:
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """Return the database errors a store may raise (psycopg's once it is loaded)."""
-    from noema_graph.storage.urls import store_errors
-
     return store_errors()

@@ -40,6 +40,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
+from noema_graph.storage.urls import backend_kind
+
 DialectName = Literal["sqlite", "postgres"]
 
 WRITE_LOCK = 0x6E6F656D614C  # pg_advisory_xact_lock key of the learning store's writers
@@ -71,8 +73,6 @@ def dialect_of(location: str | Path) -> DialectName:
     Raises:
         ConfigurationError: a URL with a scheme other than ``sqlite`` or ``postgresql``.
     """
-    from noema_graph.storage.urls import backend_kind
-
     return "postgres" if backend_kind(location) == "postgres" else "sqlite"
 
 
