@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from noema_graph.evals import hallucinated_actions
-from tests.evals.claims_foreign import foreign_set
-from tests.evals.claims_set import Labelled, labelled_set
+from tests.claims.claims_foreign import foreign_set
+from tests.claims.claims_set import Labelled, labelled_set
 
 
 def score(examples: Sequence[Labelled]) -> tuple[float, float, list[Labelled]]:

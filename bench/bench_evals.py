@@ -28,7 +28,7 @@ from noema_graph.evals import (
     summarize,
 )
 from noema_graph.evals.runner import tool_schemas
-from tests.evals.claims_set import labelled_set
+from tests.claims.claims_set import labelled_set
 
 
 def detector() -> None:

@@ -6,7 +6,7 @@ Every figure is the wall time of a fresh interpreter (``python -c "import X"``),
 exit, so interpreter start-up is included on both sides of each ratio. The targets run
 interleaved (one run of each, then the next round) so load on a shared machine hits all of
 them alike; the table shows the median over ``--runs`` rounds. ``noema-graph --help`` runs the
-console script's own code (``from noema_graph.cli import main; main()``) against this checkout.
+console script's own code (``from noema_graph.cli.app import main; main()``) against this checkout.
 Module counts and the heavy modules loaded come from one extra run of each target.
 An untimed warm-up round first writes the checkout's bytecode (``__pycache__``, git-ignored;
 ``PYTHONDONTWRITEBYTECODE`` is dropped for the child processes), so this package is timed
@@ -32,7 +32,7 @@ HEAVY = ("openai", "langchain_openai", "uvicorn", "mcp", "langchain_mcp_adapters
 BASELINE = "langgraph.prebuilt"
 CLI_HELP = (
     "import sys; sys.argv = ['noema-graph', '--help']\n"
-    "from noema_graph.cli import main\n"
+    "from noema_graph.cli.app import main\n"
     "try:\n    main()\nexcept SystemExit:\n    pass"
 )
 TARGETS: dict[str, str] = {

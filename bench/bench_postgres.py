@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from noema_graph import build_agent_graph, open_backend
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.pg import PostgresServer
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 

@@ -6,7 +6,6 @@ from noema_graph._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from noema_graph.agents import AgentDefinition, AgentRegistry, get_graph
-    from noema_graph.backends import Backend, open_async_backend, open_backend
     from noema_graph.cancellation import ainvoke_cancellable
     from noema_graph.config import AgentConfig, MCPServer
     from noema_graph.context import RunContext
@@ -15,9 +14,12 @@ if TYPE_CHECKING:
     from noema_graph.graphs import build_agent_graph, build_ask_graph
     from noema_graph.hitl import approve, edit, pending, reject, resume_with
     from noema_graph.hooks import HookCall, Hooks
-    from noema_graph.lease import ThreadBusy
-    from noema_graph.persistence import (
-        allowed_types,
+    from noema_graph.state.outcome import Outcome
+    from noema_graph.state.output import AgentOutput
+    from noema_graph.storage.backends import Backend, open_async_backend, open_backend
+    from noema_graph.storage.lease import ThreadBusy
+    from noema_graph.storage.serde import allowed_types
+    from noema_graph.storage.sqlite.persistence import (
         async_sqlite_checkpointer,
         async_sqlite_store,
         prune,
@@ -25,8 +27,6 @@ if TYPE_CHECKING:
         sqlite_checkpointer,
         sqlite_store,
     )
-    from noema_graph.state.outcome import Outcome
-    from noema_graph.state.output import AgentOutput
 
 __all__ = [
     "AgentConfig",

@@ -29,8 +29,8 @@ from noema_graph.context import RunContext
 from noema_graph.errors import ConfigurationError
 from noema_graph.hitl import paused_output, pending_of, resume_with
 from noema_graph.noema.location import Location, store_location
-from noema_graph.persistence import serializer
 from noema_graph.state.output import AgentOutput
+from noema_graph.storage.serde import serializer
 
 _SAVER = InMemorySaver(serde=serializer())  # the same allow-list as the SQLite checkpointer
 _LOCK = threading.Lock()

@@ -1,54 +1,12 @@
-"""Resolve trace writes that refer to their ToolMessages (older compact files).
+"""Deprecated alias of :mod:`noema_graph.storage.sqlite.linked_writes` (removed next release)."""
 
-``tool_node`` writes each call's ToolMessage to ``messages`` and a trace step whose
-observation is the same text to ``trace``, in one task. noema's SQLite savers used to store
-such a step with a reference to the ToolMessage instead of a copy (see
-:func:`noema_graph.compact_serde.link_step`), which only a reader of the whole task can
-resolve; they no longer write them (a compact file's values must each decode on their own,
-so LangGraph's saver reads it with noema's serializer), but such files keep reading:
-:func:`resolve` puts the text back from the same task's messages write when the writes are
-read, and ``noema-graph export --stock`` does the same. A step read without resolving fails
-loudly when it is validated, never silently without its observation.
-"""
+import warnings
 
-from __future__ import annotations
+warnings.warn(
+    "noema_graph.linked_writes moved to "
+    "noema_graph.storage.sqlite.linked_writes: import it from there",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from langgraph.checkpoint.base import PendingWrite
-
-from noema_graph.compact_serde import is_linked, tool_answers, unlink_step
-
-
-def _messages(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
-
-
-def _has_links(value: Any) -> bool:
-    return isinstance(value, list) and any(is_linked(s) for s in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-
-
-def resolve(
-    writes: Sequence[PendingWrite], companions: Iterable[PendingWrite] = ()
-) -> list[PendingWrite]:
-    """Return ``writes`` with linked trace steps resolved.
-
-    The ToolMessages come from the messages writes among ``writes`` and ``companions`` (the
-    same checkpoint's other writes), matched by task id.
-    """
-    if not any(channel == "trace" and _has_links(value) for _, channel, value in writes):
-        return list(writes)
-    by_task: dict[str, list[Any]] = defaultdict(list)
-    for task_id, channel, value in [*writes, *companions]:
-        if channel == "messages":
-            by_task[task_id] += _messages(value)
-    resolved: list[PendingWrite] = []
-    for task_id, channel, value in writes:
-        if channel == "trace" and _has_links(value):
-            answers = tool_answers(by_task[task_id])
-            resolved.append((task_id, channel, [unlink_step(s, answers) for s in value]))
-        else:
-            resolved.append((task_id, channel, value))
-    return resolved
+from noema_graph.storage.sqlite.linked_writes import *  # noqa: E402, F403

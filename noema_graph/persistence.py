@@ -1,368 +1,43 @@
-"""Open checkpointers and stores; the one place that knows about storage backends.
+"""Open checkpointers and stores: the public path of :mod:`noema_graph.storage.sqlite.persistence`.
 
-``sqlite_checkpointer(path)`` and ``async_sqlite_checkpointer(path)`` open a SQLite file in
-WAL mode with a busy timeout, in LangGraph's stock format unless ``compact=True`` or the file
-is compact (:mod:`noema_graph.sqlite_format`), and with a deserialisation allow-list: a
-checkpoint can only revive LangGraph's own safe types, LangChain messages and the classes in
-:data:`noema_graph.state.models.STATE_MODELS`. A database URL that may name PostgreSQL goes
-through :func:`noema_graph.backends.open_backend`, which opens SQLite files here.
-
-Async checkpointers and stores of one file write through one writer thread per process
-(:mod:`noema_graph.sqlite_writer`); store batches take the write lock first
-(:mod:`noema_graph.sqlite_stores`). A file that is not SQLite, or that SQLite or a decoder finds
-damaged, raises :class:`~noema_graph.damage.DamagedFileError` naming the file, the thread and
-the fix; ``check=True`` runs ``PRAGMA quick_check`` when the file is opened.
+``sqlite_checkpointer``, ``async_sqlite_checkpointer``, ``sqlite_store``, ``prune`` and the
+allow-listed ``serializer`` (:mod:`noema_graph.storage.serde`), as the README uses them.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import AsyncGenerator, Callable, Generator
-from contextlib import asynccontextmanager, closing, contextmanager
-from datetime import timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-
-import aiosqlite
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-from noema_graph.compact_serde import CompactSerializer, expand_output
-from noema_graph.damage import DamagedFileError, corrupt_file, is_corrupt
-from noema_graph.errors import ConfigurationError
-from noema_graph.sqlite_format import mark_compact, writes_compact
-from noema_graph.sqlite_savers import NoemaAsyncSqliteSaver, NoemaSqliteSaver
-from noema_graph.sqlite_writer import SqliteWriter, shared_writer
-from noema_graph.state.agent import DELTA_CHANNELS  # re-exported: readers replay them
-from noema_graph.state.models import STATE_MODELS
-
-if TYPE_CHECKING:  # langgraph.store.sqlite loads sqlite_vec and numpy (~0.15 s): at first use
-    from langgraph.store.sqlite import SqliteStore
-    from langgraph.store.sqlite.aio import AsyncSqliteStore
-
-BUSY_TIMEOUT_MS = 5_000
-CheckpointerArg = BaseCheckpointSaver[Any] | bool | None
-"""What graph factories accept as ``checkpointer`` (as LangGraph's compile does)."""
-# LangChain message classes a checkpoint may hold (besides LangGraph's built-in safe types).
-MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
-    ("langchain_core.messages." + module, name)
-    for module, name in (
-        ("human", "HumanMessage"),
-        ("ai", "AIMessage"),
-        ("ai", "AIMessageChunk"),
-        ("system", "SystemMessage"),
-        ("tool", "ToolMessage"),
-        ("tool", "ToolMessageChunk"),
-    )
+from noema_graph.storage.serde import MESSAGE_TYPES, allowed_types, serializer
+from noema_graph.storage.sqlite.persistence import (
+    BUSY_TIMEOUT_MS,
+    DELTA_CHANNELS,
+    PRAGMAS,
+    CheckpointerArg,
+    async_sqlite_checkpointer,
+    async_sqlite_store,
+    connect,
+    make_compact,
+    open_checkpointer,
+    prune,
+    quick_check,
+    sqlite_checkpointer,
+    sqlite_store,
 )
 
-
-def allowed_types() -> list[tuple[str, ...]]:
-    """Return the classes a noema checkpoint may revive, as LangGraph's allow-list takes them.
-
-    Pass them to a stock saver's serializer under ``LANGGRAPH_STRICT_MSGPACK=true``:
-    ``SqliteSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=allowed_types()))``
-    (a compiled graph also derives most of them from its state schema).
-    """
-    return [
-        *MESSAGE_TYPES,
-        ("langgraph.checkpoint.serde.types", "_DeltaSnapshot"),
-        (expand_output.__module__, expand_output.__name__),
-        *((m.__module__, m.__name__) for m in STATE_MODELS),
-    ]
-
-
-def serializer(*, compact: bool = False, compress: bool = False) -> JsonPlusSerializer:
-    """Return a serializer that revives only allow-listed classes (no pickle).
-
-    It reads every file noema wrote, stock or compact, and writes LangGraph's plain msgpack
-    unless ``compact`` (a tool result stored once per trace entry) or ``compress`` (compact,
-    and large values zlib-compressed): see :class:`CompactSerializer`. Give it to LangGraph's
-    own saver to read a compact file: ``SqliteSaver(conn, serde=serializer())``.
-    """
-    return CompactSerializer(
-        compact=compact,
-        compress=compress,
-        pickle_fallback=False,
-        allowed_msgpack_modules=allowed_types(),
-    )
-
-
-def _sqlite_path(path: str | Path) -> Path:
-    text = str(path)
-    if text.startswith("sqlite:///"):
-        text = text.removeprefix("sqlite:///")
-    elif "://" in text:
-        scheme = text.split("://", 1)[0]
-        raise ConfigurationError(
-            "checkpointer url",
-            f"unsupported scheme {scheme!r}",
-            fix="use a file path or sqlite:///path (postgresql:// URLs: noema_graph.open_backend)",
-        )
-    target = Path(text).expanduser()
-    if target.is_dir():
-        raise ConfigurationError(
-            "checkpointer path",
-            f"{target} is a directory",
-            fix="pass a file path such as runs.sqlite",
-        )
-    if not target.parent.exists():
-        raise ConfigurationError(
-            "checkpointer path",
-            f"folder {target.parent} does not exist",
-            fix="create the folder first or choose another path",
-        )
-    return target
-
-
-PRAGMAS: tuple[str, ...] = (
-    "PRAGMA page_size=8192",
-    "PRAGMA journal_mode=WAL",
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-    "PRAGMA synchronous=NORMAL",
-)
-"""Settings of every checkpoint and store connection, sync or async.
-
-The page size applies to new files only: 8 KB holds compressed checkpoint rows (~1 KB) with
-little waste and keeps a pruned file's fixed cost (a page or more per table and index) low;
-measured against 4 and 16 KB in ``bench/size_results.md``.
-"""
-
-
-class _SetUp(Protocol):
-    def setup(self) -> None: ...
-
-
-class _AsyncSetUp(Protocol):
-    async def setup(self) -> None: ...
-
-
-B = TypeVar("B", bound=_SetUp)
-AB = TypeVar("AB", bound=_AsyncSetUp)
-
-
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open a SQLite connection in WAL mode with a busy timeout, shareable across threads.
-
-    Raises:
-        DamagedFileError: ``path`` is not a SQLite database, or SQLite finds it malformed.
-    """
-    target = _sqlite_path(path)
-    conn = sqlite3.connect(
-        target, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-    )
-    try:
-        for pragma in PRAGMAS:
-            conn.execute(pragma)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if not is_corrupt(exc):
-            raise
-        raise corrupt_file(target, exc) from exc
-    return conn
-
-
-def quick_check(conn: sqlite3.Connection, path: Path | None = None) -> None:
-    """Run SQLite's ``PRAGMA quick_check`` on ``conn``; raise if it finds a problem.
-
-    It reads every page (seconds on a large file), so the factories run it only when asked
-    (``check=True``); ``noema-graph doctor`` runs the full checks.
-
-    Raises:
-        DamagedFileError: the check failed, naming the first problem SQLite reported.
-    """
-    try:
-        found = [str(row[0]) for row in conn.execute("PRAGMA quick_check").fetchall()]
-    except sqlite3.DatabaseError as exc:
-        if not is_corrupt(exc):
-            raise
-        raise corrupt_file(path, exc) from exc
-    if found != ["ok"]:
-        raise DamagedFileError(
-            path, f"PRAGMA quick_check found {len(found)} problem(s), first: {found[0]}"
-        )
-
-
-@contextmanager
-def _naming_damage(target: Path) -> Generator[None]:
-    """Turn SQLite's "malformed" errors raised while the file is open into DamagedFileError."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        if not is_corrupt(exc):
-            raise
-        raise corrupt_file(target, exc) from exc
-
-
-@contextmanager
-def _backend(
-    path: str | Path, make: Callable[[sqlite3.Connection], B], *, check: bool = False
-) -> Generator[B]:
-    """Yield ``make(conn)``, set up, over a new connection to ``path``; close it at the end.
-
-    ``check`` runs :func:`quick_check` first. SQLite's "malformed" errors, at setup or later
-    while the file is open, become :class:`DamagedFileError` naming the file.
-    """
-    target = _sqlite_path(path)
-    with closing(connect(target)) as conn, _naming_damage(target):
-        if check:
-            quick_check(conn, target)
-        backend = make(conn)
-        backend.setup()
-        yield backend
-
-
-@asynccontextmanager
-async def _async_backend(
-    path: str | Path,
-    make: Callable[[aiosqlite.Connection, SqliteWriter], AB],
-    *,
-    isolation_level: str | None,
-    check: bool = False,
-) -> AsyncGenerator[AB]:
-    """Async :func:`_backend` over aiosqlite (same :data:`PRAGMAS`).
-
-    Writes go through the file's :class:`SqliteWriter`, shared by every async checkpointer and
-    store of the file in this process.
-    """
-    target = _sqlite_path(path)
-    with shared_writer(target, connect) as writer, _naming_damage(target):
-        if check:
-            await writer.arun(lambda: quick_check(writer.conn, target))
-        conn = await aiosqlite.connect(
-            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=isolation_level
-        )
-        try:
-            for pragma in PRAGMAS:
-                await conn.execute(pragma)
-            backend = make(conn, writer)
-            await backend.setup()
-            yield backend
-        finally:
-            await conn.close()
-
-
-@contextmanager
-def sqlite_checkpointer(
-    path: str | Path, *, check: bool = False, compact: bool = False
-) -> Generator[SqliteSaver]:
-    """Open a SqliteSaver on ``path`` (WAL, busy timeout, allow-listed deserialisation).
-
-    Args:
-        path: The SQLite file (created if missing).
-        check: Run SQLite's ``PRAGMA quick_check`` before use (reads the whole file).
-        compact: Write the compact format (large values compressed, output contracts'
-            steps stored once; about half the size; LangGraph's saver reads it only with
-            :func:`serializer`) and mark the file so. A file already compact stays compact
-            without it (see :mod:`noema_graph.sqlite_format`); otherwise the file is stock:
-            LangGraph's own ``SqliteSaver`` reads it with its default serializer.
-
-    Raises:
-        DamagedFileError: the file is not a SQLite database or is damaged (also raised later,
-            by reads that meet damage), naming the file, the thread and the fix.
-    """
-    target = _sqlite_path(path)
-
-    def make(conn: sqlite3.Connection) -> SqliteSaver:
-        packed = writes_compact(conn, compact)
-        serde = serializer(compact=packed, compress=packed)
-        return NoemaSqliteSaver(conn, serde=serde, path=target, compact=packed)
-
-    with _backend(target, make, check=check) as saver:
-        yield saver
-
-
-@asynccontextmanager
-async def async_sqlite_checkpointer(
-    path: str | Path, *, check: bool = False, compact: bool = False
-) -> AsyncGenerator[AsyncSqliteSaver]:
-    """Open an AsyncSqliteSaver on ``path`` through aiosqlite, configured as the sync one.
-
-    ``check``, ``compact`` and the errors are those of :func:`sqlite_checkpointer`.
-    """
-    target = _sqlite_path(path)
-    with closing(connect(target)) as conn, _naming_damage(target):
-        packed = writes_compact(conn, compact)
-
-    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteSaver:
-        serde = serializer(compact=packed, compress=packed)
-        return NoemaAsyncSqliteSaver(conn, serde=serde, writer=writer, path=target, compact=packed)
-
-    # "" is sqlite3's default: implicit deferred transactions, which the saver commits
-    async with _async_backend(target, make, isolation_level="", check=check) as saver:
-        yield saver
-
-
-@contextmanager
-def sqlite_store(path: str | Path) -> Generator[SqliteStore]:
-    """Open a LangGraph SqliteStore on ``path`` (may be the checkpoint file).
-
-    Each batch takes the write lock first (``BEGIN IMMEDIATE``), so concurrent writers wait
-    under the busy timeout instead of failing (see :mod:`noema_graph.sqlite_stores`).
-    """
-    from noema_graph.sqlite_stores import NoemaSqliteStore
-
-    with _backend(path, NoemaSqliteStore) as store:
-        yield store
-
-
-@asynccontextmanager
-async def async_sqlite_store(path: str | Path) -> AsyncGenerator[AsyncSqliteStore]:
-    """Open a LangGraph AsyncSqliteStore on ``path`` (may be the checkpoint file).
-
-    Its batches run whole on the file's writer thread, shared with an async checkpointer of
-    the same file (see :mod:`noema_graph.sqlite_writer`).
-    """
-    from noema_graph.sqlite_stores import NoemaAsyncSqliteStore
-
-    def make(conn: aiosqlite.Connection, writer: SqliteWriter) -> AsyncSqliteStore:
-        return NoemaAsyncSqliteStore(conn, writer=writer)
-
-    async with _async_backend(path, make, isolation_level=None) as store:
-        yield store
-
-
-open_checkpointer = sqlite_checkpointer
-
-
-def make_compact(path: str | Path) -> None:
-    """Mark the SQLite file ``path`` compact (created if missing).
-
-    Every writer of the file then writes the compact format (:mod:`noema_graph.sqlite_format`).
-    """
-    target = _sqlite_path(path)
-    with closing(connect(target)) as conn, _naming_damage(target):
-        mark_compact(conn)
-
-
-def prune(
-    path: str | Path,
-    *,
-    keep_last: int | None = None,
-    older_than: timedelta | float | None = None,
-    vacuum: bool = True,
-) -> int:
-    """Delete old checkpoints and threads of the SQLite file ``path``; return how many went.
-
-    A checkpoint goes when it is not among its thread's newest ``keep_last`` or is older than
-    ``older_than`` (a timedelta, or seconds). A thread left with no checkpoint goes whole,
-    with its writes, event-log rows and tool-ledger entries; a thread that keeps some keeps
-    them resumable (its oldest kept checkpoint gets a full snapshot of messages, trace and
-    output). All of it in one transaction, then the file is vacuumed. See
-    :mod:`noema_graph.retention`.
-
-    Raises:
-        ConfigurationError: neither limit given, ``keep_last`` < 1 or ``older_than`` < 0.
-    """
-    from noema_graph.retention import check_limits, prune_saver  # imports us (via the ledger)
-
-    check_limits(keep_last, older_than)
-    with sqlite_checkpointer(path) as saver:
-        decided = prune_saver(
-            saver, list(DELTA_CHANNELS), keep_last=keep_last, older_than=older_than
-        )
-        if vacuum:
-            saver.conn.execute("VACUUM")
-    return len(decided.doomed) + decided.dropped_checkpoints
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "DELTA_CHANNELS",
+    "MESSAGE_TYPES",
+    "PRAGMAS",
+    "CheckpointerArg",
+    "allowed_types",
+    "async_sqlite_checkpointer",
+    "async_sqlite_store",
+    "connect",
+    "make_compact",
+    "open_checkpointer",
+    "prune",
+    "quick_check",
+    "serializer",
+    "sqlite_checkpointer",
+    "sqlite_store",
+]

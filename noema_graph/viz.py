@@ -4,7 +4,8 @@
   ``graphviz-pure``, a Graphviz port shipped as a PyPI wheel (``pip install graphviz-pure``;
   the ``viz`` and ``dev`` extras have it); :func:`graph_dot` is the DOT source it renders.
   Nothing is sent anywhere, unlike LangGraph's ``draw_mermaid_png``, which calls a web service.
-* :func:`run_timeline` turns a thread's checkpoints (:func:`noema_graph.inspect.history`) and,
+* :func:`run_timeline` turns a thread's checkpoints (:func:`noema_graph.storage.inspect.history`)
+and,
   when given, the run's output contract into :class:`Span` s: model calls, tool calls, waits;
   :func:`plot_timeline` draws them with matplotlib (``Agg`` wherever there is no display, the
   inline PNG backend in Jupyter).
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from noema_graph.inspect import CheckpointRow
     from noema_graph.state.output import AgentOutput
+    from noema_graph.storage.inspect import CheckpointRow
 
 __all__ = [
     "GRAPHVIZ",
@@ -191,7 +192,7 @@ def run_timeline(
     ``started_at``/``ended_at``) become spans of their own, named after the tool.
 
     Args:
-        rows: The thread's checkpoints, from :func:`noema_graph.inspect.history`.
+        rows: The thread's checkpoints, from :func:`noema_graph.storage.inspect.history`.
         output: The run's output contract (``state["output"]`` or an ``AgentOutput``).
         checkpoint_id: The branch ending at this checkpoint; the newest checkpoint when None.
 
@@ -380,7 +381,8 @@ def table(rows: Iterable[Any], columns: Sequence[str] | None = None, *, width: i
     """Return ``rows`` as a fixed-width text table (no pandas needed).
 
     Args:
-        rows: Dataclass instances (such as :class:`~noema_graph.inspect.ThreadRow`), pydantic
+        rows: Dataclass instances (such as :class:`~noema_graph.storage.inspect.ThreadRow`),
+        pydantic
             models (a ``ToolCallRecord``, a ``MemoryEntry``) or mappings.
         columns: The fields to show, in order; every field of the first row when None.
         width: Longest cell, in characters; longer values end with an ellipsis.

@@ -22,7 +22,7 @@ HEAVY = ("openai", "langchain_openai", "uvicorn", "mcp", "langchain_mcp_adapters
 CLI_HELP = (
     "import sys\n"
     "sys.argv = ['noema-graph', *ARGS]\n"
-    "from noema_graph.cli import main\n"
+    "from noema_graph.cli.app import main\n"
     "try:\n"
     "    main()\n"
     "except SystemExit as exit:\n"

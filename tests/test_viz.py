@@ -16,7 +16,7 @@ from noema_graph.errors import ConfigurationError
 from noema_graph.inspect import ThreadRow, checkpoint, fork, history, threads
 from noema_graph.state.output import ToolCallRecord
 from noema_graph.viz import Span
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import create_model
 
 from noema_graph.agents.views import AGENT_VIEWS
-from noema_graph.backends import store_errors
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.location import store_location
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.urls import store_errors
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
 from noema_graph.tools.results import ToolFix
 

@@ -20,7 +20,7 @@ from noema_graph.graphs import build_agent_graph
 from noema_graph.graphs.agent import SPECS
 from noema_graph.noema.location import store_location
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
-from noema_graph.persistence import CheckpointerArg
+from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
 PARENT_ONLY = frozenset(
     {"clarify", "confirm_tools", "confirm_permissions", "confirm_non_idempotent", "hooks"}

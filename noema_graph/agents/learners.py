@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.noema.connections import connect_sync
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.dialect import dialect_of
-from noema_graph.noema.driver import Op, fetch_all, run_sync
-from noema_graph.noema.location import postgres_table_exists, shown, store_location
+from noema_graph.noema.location import shown, store_location
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from noema_graph.storage.sql.connections import connect_sync
+from noema_graph.storage.sql.dialect import dialect_of
+from noema_graph.storage.sql.driver import Op, fetch_all, run_sync
+from noema_graph.storage.sql.tables import postgres_table_exists
 
 
 @dataclass(frozen=True)

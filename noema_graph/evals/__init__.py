@@ -9,13 +9,13 @@
 
 from pathlib import Path
 
-from noema_graph.evals.claims import Finding, hallucinated_actions
+from noema_graph.claims import Finding, hallucinated_actions
+from noema_graph.claims.check import apply_claims_check, claims_check
 from noema_graph.evals.evaluator import ItemResult, TrajectoryEvaluator, summarize
 from noema_graph.evals.matching import precision_recall, trajectory_matches
 from noema_graph.evals.recorder import TrajectoryRecorder
 from noema_graph.evals.replay import ReplayChatModel, ReplayExhausted
 from noema_graph.evals.runner import run_item, run_items, select_items
-from noema_graph.evals.runtime import apply_claims_check, claims_check
 from noema_graph.evals.scorers import (
     exact,
     json_subset,
@@ -23,7 +23,8 @@ from noema_graph.evals.scorers import (
     normalized_text,
     numeric,
 )
-from noema_graph.evals.trajectory import (
+from noema_graph.evals.violations import Budget, Violation, find_violations
+from noema_graph.trajectory.schema import (
     EvalDataset,
     EvalItem,
     ExpectedCall,
@@ -34,7 +35,6 @@ from noema_graph.evals.trajectory import (
     load_dataset,
     load_trajectories,
 )
-from noema_graph.evals.violations import Budget, Violation, find_violations
 
 NOEMA_TASKS = Path(__file__).parent / "datasets" / "noema_tasks.json"
 """The Noema task set: 40 tasks over the demo store, four per agent."""

@@ -5,7 +5,7 @@ Rule-based (:func:`coherence`): a thought that names a tool (the words of its na
 the next call when that call is of the tool it names, and inconsistent when it names only
 another tool of the run; a thought naming neither says nothing and is not counted. The final
 answer counts once: consistent when no effect it claims is unbacked by a call
-(:func:`~noema_graph.evals.claims.hallucinated_actions`). The score is the share of
+(:func:`~noema_graph.claims.hallucinated_actions`). The score is the share of
 consistent checks; None when there is nothing to check. :func:`coherence_judge` asks an LLM
 judge instead (openevals), when a model is configured.
 """
@@ -18,9 +18,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from noema_graph.claims import hallucinated_actions
 from noema_graph.errors import ConfigurationError
-from noema_graph.evals.claims import hallucinated_actions
-from noema_graph.evals.trajectory import StepAction, Trajectory
+from noema_graph.trajectory.schema import StepAction, Trajectory
 
 _WORD = re.compile(r"[a-z0-9]+")
 _COMMON = frozenset(

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from noema_graph.claims import hallucinated_actions
 from noema_graph.errors import ConfigurationError
-from noema_graph.evals.claims import hallucinated_actions
 from noema_graph.evals.coherence import CoherenceScorer, coherence
 from noema_graph.evals.matching import (
     ArgsMatch,
@@ -22,8 +22,8 @@ from noema_graph.evals.matching import (
     trajectory_matches,
 )
 from noema_graph.evals.scorers import FinalScorer, resolve_scorer
-from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory, load_dataset
 from noema_graph.evals.violations import Budget, find_violations
+from noema_graph.trajectory.schema import EvalDataset, EvalItem, Trajectory, load_dataset
 
 
 class ItemResult(BaseModel):

@@ -1,7 +1,7 @@
 """Trajectory match modes, exactly agentevals', on message lists; tool precision/recall.
 
 A trajectory is compared as a list of messages. Two message-level sides (two
-:class:`~noema_graph.evals.trajectory.Trajectory` objects, or OpenAI / LangChain message
+:class:`~noema_graph.trajectory.schema.Trajectory` objects, or OpenAI / LangChain message
 lists) are compared message for message, as LangChain's ``agentevals`` trajectory match
 evaluator compares them, with the same result in every mode (tested against it). When a side
 is a list of calls (one call per message) or a list of lists of calls (one list per
@@ -34,7 +34,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from langchain_core.messages import BaseMessage
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.evals.trajectory import Trajectory, openai_messages, to_openai
+from noema_graph.trajectory.schema import Trajectory, openai_messages, to_openai
 
 TrajectoryMatch = Literal[
     "strict",

@@ -23,11 +23,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
 from noema_graph.evals.replay import ReplayChatModel
-from noema_graph.evals.steps import SKIPPED_KINDS, step_of
-from noema_graph.evals.trajectory import Trajectory, TrajectoryStep, TrajectoryUsage
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.tools.results import SUBAGENT_OUTPUT
+from noema_graph.trajectory.schema import Trajectory, TrajectoryStep, TrajectoryUsage
+from noema_graph.trajectory.steps import SKIPPED_KINDS, step_of
 
 
 def _usage(state: Mapping[str, Any], output: Mapping[str, Any]) -> TrajectoryUsage:

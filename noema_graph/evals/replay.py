@@ -133,7 +133,7 @@ class ReplayChatModel(BaseChatModel):
 
     @classmethod
     def from_trajectory(cls, trajectory: Any) -> ReplayChatModel:
-        """Return the replay model of a :class:`~noema_graph.evals.trajectory.Trajectory`."""
+        """Return the replay model of a :class:`~noema_graph.trajectory.schema.Trajectory`."""
         meta = trajectory.metadata
         kinds: list[Any] = meta.get("step_kinds") or [None] * len(trajectory.steps)
         rounds: list[Any] = meta.get("step_rounds") or [None] * len(trajectory.steps)

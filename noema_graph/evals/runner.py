@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 
 from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.evals.recorder import TrajectoryRecorder
-from noema_graph.evals.trajectory import EvalDataset, EvalItem, Trajectory
+from noema_graph.trajectory.schema import EvalDataset, EvalItem, Trajectory
 
 ModelFor = Callable[[EvalItem], BaseChatModel]
 RUN_ERRORS: tuple[type[BaseException], ...] = (
@@ -118,7 +118,7 @@ def run_item(
     from noema_graph.agents import get_graph, resolve_learner
     from noema_graph.agents.learners import learner_request
     from noema_graph.context import RunContext
-    from noema_graph.persistence import sqlite_checkpointer
+    from noema_graph.storage.sqlite.persistence import sqlite_checkpointer
 
     slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in item.id)
     store = workdir / f"{slug}.learning.sqlite"

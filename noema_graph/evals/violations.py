@@ -24,7 +24,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from noema_graph.evals.matching import arguments
-from noema_graph.evals.trajectory import Trajectory, load_json
+from noema_graph.trajectory.schema import Trajectory, load_json
 
 Rule = Literal[
     "unknown_tool", "invalid_input", "loop", "retry_without_change", "limit", "run_error"

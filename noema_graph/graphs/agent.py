@@ -37,8 +37,8 @@ from noema_graph.nodes.routing import (
     route_next,
 )
 from noema_graph.observability import Observer
-from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AgentState
+from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
 SPECS = [
     plan.SPEC,

@@ -16,8 +16,8 @@ from noema_graph.graphs.runtime import compile_graph, resolve_model
 from noema_graph.nodes import generate_answer, recall_memory
 from noema_graph.nodes.deps import make_deps
 from noema_graph.observability import Observer
-from noema_graph.persistence import CheckpointerArg
 from noema_graph.state.agent import AskState
+from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
 
 def build_ask_graph(

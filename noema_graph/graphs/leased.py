@@ -3,7 +3,7 @@
 ``invoke`` and ``ainvoke`` run through ``stream`` and ``astream``, so overriding those two
 covers every way a compiled graph runs (``stream_events`` included). A run takes no lease
 when it has no checkpointer or no ``thread_id``, and when it runs as a subgraph of another
-run (the parent holds the lease). See :mod:`noema_graph.lease` for the rules.
+run (the parent holds the lease). See :mod:`noema_graph.storage.lease` for the rules.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from langgraph._internal._config import ensure_config  # Pregel's own merge (con
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from noema_graph.lease import Lease, ahold, hold, new_lease, strategy_of
-from noema_graph.side_tables import Database, adatabase_of, database_of
+from noema_graph.storage.lease import Lease, ahold, hold, new_lease, strategy_of
+from noema_graph.storage.side_tables import Database, adatabase_of, database_of
 
 logger = logging.getLogger(__name__)
 SUBGRAPH_KEYS = ("__pregel_checkpointer", "__pregel_task_id")
@@ -27,7 +27,7 @@ SUBGRAPH_KEYS = ("__pregel_checkpointer", "__pregel_task_id")
 
 
 class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """A compiled noema graph: runs of one thread take turns (see :mod:`noema_graph.lease`)."""
+    """A compiled noema graph: runs of one thread take turns (:mod:`~noema_graph.storage.lease`)."""
 
     def _leased(self, config: RunnableConfig | None) -> tuple[Any, str] | None:
         """Return (checkpointer, thread id) when this run must hold a lease, else None."""

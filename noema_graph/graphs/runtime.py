@@ -18,10 +18,10 @@ from noema_graph.errors import ConfigurationError
 from noema_graph.graphs.leased import leased
 from noema_graph.hooks import AGENT
 from noema_graph.nodes.deps import ToolProvider
-from noema_graph.persistence import CheckpointerArg
+from noema_graph.schemas import check_tool_schemas
+from noema_graph.storage.sqlite.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 from noema_graph.tools.ask_user import ask_user_tool
-from noema_graph.tools.schemas import check_tool_schemas
 
 # Save a checkpoint after every superstep before the next one starts, so a crash never
 # re-runs a finished tool call (under "async" a SIGKILL can lose several supersteps).

@@ -31,6 +31,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.models.profile import model_profile
+from noema_graph.schemas import check_tool_schemas
 
 MAX_THOUGHT_CHARS = 240
 """A thought is one line of at most this many characters, so a looping model still stops."""
@@ -475,8 +476,6 @@ def react_grammar(
         ConfigurationError: a tool's argument schema is invalid (it names the tool), rather
             than a grammar that silently admits any JSON object for it.
     """
-    from noema_graph.tools.schemas import check_tool_schemas  # the tools package is heavy
-
     check_tool_schemas(tools)
     grammar = _SchemaGrammar()
     actions: list[str] = []

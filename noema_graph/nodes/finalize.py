@@ -255,7 +255,7 @@ def _finish(
 
 def _claims(result: Any, trace: list[ReasoningStep]) -> tuple[list[ReasoningStep], float]:
     """Return the unbacked claims of ``result`` and the thoughts as trace steps, and a penalty."""
-    from noema_graph.evals.runtime import claims_check  # the detector loads only when asked
+    from noema_graph.claims.check import claims_check  # the detector loads only when asked
 
     return claims_check({"result": result}, trace)
 

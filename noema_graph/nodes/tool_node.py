@@ -31,11 +31,11 @@ from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
-from noema_graph.nodes.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import ToolGroup, ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
+from noema_graph.storage.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
 from noema_graph.tools.results import ToolResult, child_usage

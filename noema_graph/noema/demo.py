@@ -21,8 +21,6 @@ from noema_graph.noema import demo_content as content
 from noema_graph.noema.clock import to_db
 from noema_graph.noema.demo_catalog import BAD_CARDS, CATEGORIES, DECKS, LINKS, DemoCard, demo_cards
 from noema_graph.noema.demo_simulation import DEMO_NOW, DEMO_START, LEARNERS, simulate
-from noema_graph.noema.dialect import dialect_of
-from noema_graph.noema.driver import Op, execute, execute_many, fetch_one, insert
 from noema_graph.noema.ops.cards import concept_id
 from noema_graph.noema.ops.common import tags_json
 from noema_graph.noema.ops.ingest import IngestTextInput, ingest_text
@@ -40,6 +38,9 @@ from noema_graph.noema.sql import (
     UPSERT_STATE,
 )
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.dialect import dialect_of
+from noema_graph.storage.sql.driver import Op, execute, execute_many, fetch_one, insert
+from noema_graph.storage.urls import redacted, sqlite_path
 
 __all__ = ["DEMO_NOW", "DemoSummary", "write_demo_data"]
 
@@ -202,8 +203,6 @@ def write_demo_data(path: str | Path, *, seed: int = 7) -> DemoSummary:
     Raises:
         ConfigurationError: ``path`` already holds data.
     """
-    from noema_graph.backends import redacted, sqlite_path
-
     postgres = dialect_of(path) == "postgres"
     target: str | Path = str(path) if postgres else sqlite_path(path)
     if isinstance(target, Path) and target.exists() and target.stat().st_size > 0:

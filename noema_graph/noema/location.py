@@ -21,10 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from noema_graph.noema.connections import connect_sync
-from noema_graph.noema.dialect import dialect_of
-from noema_graph.noema.driver import Op, fetch_one, run_sync
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
+from noema_graph.storage.sql.dialect import dialect_of
+from noema_graph.storage.urls import DATABASE_URL_ENV, redacted, sqlite_path
 
 LEARNING_DB_ENV = "NOEMA_LEARNING_DB"
 """The environment variable naming the learning store (a path or a database URL)."""
@@ -39,15 +38,11 @@ def store_location(value: Location) -> Location:
     Raises:
         ConfigurationError: a URL with an unsupported scheme.
     """
-    from noema_graph.backends import sqlite_path
-
     return str(value) if dialect_of(value) == "postgres" else sqlite_path(value)
 
 
 def shown(location: Location) -> str:
     """Return ``location`` for a message: a URL without its password."""
-    from noema_graph.backends import redacted
-
     return redacted(str(location))
 
 
@@ -64,8 +59,6 @@ def learning_location(
         env: The environment (only the edge reads it).
         database: The run's checkpoint database, if any.
     """
-    from noema_graph.backends import DATABASE_URL_ENV
-
     candidates = (explicit, env.get(LEARNING_DB_ENV) or None)
     for value in candidates:
         if value is not None:
@@ -74,21 +67,3 @@ def learning_location(
         if value is not None and dialect_of(value) == "postgres":
             return str(value)
     return DEFAULT_LEARNING_DB
-
-
-def _table_exists(name: str) -> Op[bool]:
-    row = yield from fetch_one("SELECT to_regclass(?) IS NOT NULL AS found", (name,))
-    return row is not None and bool(row["found"])
-
-
-def postgres_table_exists(url: str, name: str) -> bool:
-    """Return whether the PostgreSQL database at ``url`` has table ``name`` (read-only).
-
-    Raises:
-        DatabaseUnavailable: the server could not be reached.
-    """
-    db = connect_sync(url, pooled=True)  # a server builds graphs, and asks, per request
-    try:
-        return run_sync(db, _table_exists(name), write=False)
-    finally:
-        db.close()

@@ -4,7 +4,7 @@ The ``schema_version`` table records each applied migration. :func:`migrate` app
 missing ones in order inside the caller's transaction (so a failing step leaves the database
 as it was), does nothing on an up-to-date database, and refuses a database from a newer
 version with :class:`~noema_graph.noema.errors.SchemaVersionError`. On PostgreSQL the
-caller's transaction holds the writers' advisory lock (:mod:`noema_graph.noema.dialect`), so
+caller's transaction holds the writers' advisory lock (:mod:`noema_graph.storage.sql.dialect`), so
 processes opening one database at once migrate it one after the other, and the later ones
 find nothing left to do.
 """
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.noema.clock import to_db, utc_now
-from noema_graph.noema.dialect import DialectName
-from noema_graph.noema.driver import Op, execute, fetch_one
 from noema_graph.noema.errors import SchemaVersionError
 from noema_graph.noema.schema import MIGRATIONS, Migration
+from noema_graph.storage.sql.dialect import DialectName
+from noema_graph.storage.sql.driver import Op, execute, fetch_one
 
 _CREATE_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY,

@@ -9,7 +9,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from noema_graph.noema.clock import from_db
-from noema_graph.noema.driver import Row as DbRow
+from noema_graph.storage.sql.driver import Row as DbRow
 
 CardKind = Literal["atomic", "cloze", "image_occlusion"]
 LinkKind = Literal["prerequisite_of", "related_to", "part_of", "contrasts_with"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
-from noema_graph.noema.driver import Op
 from noema_graph.noema.ops.analytics import (
     CalibrationInput,
     LearningStatsInput,
@@ -58,6 +57,7 @@ from noema_graph.noema.ops.reviews import (
     record_review,
     schedule_preview,
 )
+from noema_graph.storage.sql.driver import Op
 
 DomainPermission = Literal["fs:read", "fs:write"]
 Idempotency = Literal["safe", "idempotent", "non_idempotent"]

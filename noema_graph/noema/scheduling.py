@@ -10,7 +10,7 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 
 from noema_graph.noema.clock import as_utc, from_db, to_db
-from noema_graph.noema.driver import Row
+from noema_graph.storage.sql.driver import Row
 
 
 @cache

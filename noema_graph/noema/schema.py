@@ -3,7 +3,7 @@
 Never edit a released migration: append a new one. Times are ISO 8601 UTC text
 (``2025-01-31T08:00:00+00:00``), which sorts chronologically; lists (tags) are JSON text.
 The statements are SQLite's; PostgreSQL runs them through
-:func:`~noema_graph.noema.dialect.postgres_ddl` unless a migration spells its own
+:func:`~noema_graph.storage.sql.dialect.postgres_ddl` unless a migration spells its own
 (``postgres``), as full-text search does.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from noema_graph.noema.dialect import DialectName, postgres_ddl
+from noema_graph.storage.sql.dialect import DialectName, postgres_ddl
 
 DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
 """Where the learning store lives when no ``db`` is given (relative to the working dir)."""

@@ -1,7 +1,7 @@
 """The learning store: a migrated SQLite or PostgreSQL database, with a sync and an async face.
 
-Both faces run the same sans-IO operations (:mod:`noema_graph.noema.driver`) on either
-database (:mod:`noema_graph.noema.connections`), so the SQL and the logic are shared; each
+Both faces run the same sans-IO operations (:mod:`noema_graph.storage.sql.driver`) on either
+database (:mod:`noema_graph.storage.sql.connections`), so the SQL and the logic are shared; each
 call is one transaction. A store is opened at a location: a file path or ``sqlite:///path``,
 or a ``postgresql://user:password@host:port/dbname`` URL.
 
@@ -21,13 +21,13 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.closing import Closeable
-from noema_graph.noema.connections import connect_async, connect_sync
-from noema_graph.noema.dialect import DialectName
-from noema_graph.noema.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.migrations import MigrationReport, current_version, migrate, up_to_date
 from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
 from noema_graph.noema.schema import MIGRATIONS, Migration
+from noema_graph.storage.sql.connections import connect_async, connect_sync
+from noema_graph.storage.sql.dialect import DialectName
+from noema_graph.storage.sql.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 
 T = TypeVar("T")
 

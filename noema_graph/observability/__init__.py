@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from noema_graph._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from noema_graph.observability.eventlog import EventLog, LoggedEvent, read_events
     from noema_graph.observability.logs import (
         JsonFormatter,
         RedactingFilter,
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from noema_graph.observability.observer import Observer, default_observer
     from noema_graph.observability.redact import SensitiveTools, redact_args, scrub
     from noema_graph.observability.tracing import OtelCallbackHandler, otel_trace_id
+    from noema_graph.storage.sqlite.eventlog import EventLog, LoggedEvent, read_events
 
 __all__ = [
     "AgentSummary",

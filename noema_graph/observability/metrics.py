@@ -17,7 +17,7 @@ from typing import Any
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
-from noema_graph.observability.eventlog import LoggedEvent
+from noema_graph.storage.sqlite.eventlog import LoggedEvent
 
 METER_NAME = "noema_graph"
 

@@ -27,7 +27,6 @@ from opentelemetry.trace import INVALID_SPAN, TracerProvider
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import TransientModelError
-from noema_graph.observability.eventlog import EventLog
 from noema_graph.observability.logs import log_fields
 from noema_graph.observability.metrics import MetricsRegistry, default_registry
 from noema_graph.observability.probe import GraphInfo, NodeCall, RunSpan
@@ -38,6 +37,7 @@ from noema_graph.observability.tracing import (
     get_tracer,
     parent_context,
 )
+from noema_graph.storage.sqlite.eventlog import EventLog
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class Observer:
             path = getattr(checkpointer, "noema_path", None)  # an async saver of ours
             if path is not None:
                 return EventLog.open(path)
-            from noema_graph.observability.pg_eventlog import event_log_for
+            from noema_graph.storage.postgres.eventlog import event_log_for
 
             return event_log_for(checkpointer)  # a PostgreSQL saver of open_backend, or None
         except Exception:  # instrumentation never fails a build or a run

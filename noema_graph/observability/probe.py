@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from uuid import uuid4
 
 from langchain_core.runnables import RunnableConfig
@@ -20,13 +20,11 @@ from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
 from noema_graph.context import context_of, current_scope
-from noema_graph.observability.eventlog import EventLog
+from noema_graph.observability.metrics import MetricsRegistry
 from noema_graph.observability.redact import SensitiveTools, scrub
 from noema_graph.observability.tracing import active_trace_id, fail_span
 from noema_graph.state.models import ReasoningStep
-
-if TYPE_CHECKING:
-    from noema_graph.observability.observer import Observer
+from noema_graph.storage.sqlite.eventlog import EventLog
 
 logger = logging.getLogger("noema_graph.run")
 
@@ -109,6 +107,32 @@ def _trace_id(entry: bool, state: Any, runtime: Runtime[Any]) -> tuple[str, str,
     if run is not None:
         return run.trace_id, run.run_id, runtime
     return ctx.trace_id or "", "", runtime
+
+
+class Observer(Protocol):
+    """What a :class:`NodeCall` asks of its observer (:class:`~.observer.Observer` gives it).
+
+    A protocol, so this module does not import the observer, which imports it.
+    """
+
+    metrics: MetricsRegistry
+    tracer: trace.Tracer
+
+    def run_span(self, trace_id: str, info: GraphInfo, *, start: bool) -> RunSpan:
+        """Return the open span of run ``trace_id``; ``start`` opens a fresh one."""
+        ...
+
+    def end_run(self, trace_id: str) -> None:
+        """Close the span of run ``trace_id`` if it is open."""
+        ...
+
+    def step_of(self, trace_id: str, trace_so_far: Sequence[Any] | None) -> int:
+        """Return the number of reasoning steps run ``trace_id`` has recorded so far."""
+        ...
+
+    def advance(self, trace_id: str, steps: int) -> None:
+        """Count ``steps`` more reasoning steps of run ``trace_id``."""
+        ...
 
 
 class NodeCall:

@@ -39,7 +39,7 @@ SNAPSHOT_FREQUENCY = 2**31 - 1
 A snapshot holds the channel's whole value, so one every k updates makes a thread's size
 grow with the square of its length (at 1,000 iterations, snapshots would be most of the
 file). Without them a checkpoint is rebuilt from all its ancestors' writes, which noema's
-SQLite saver reads once per thread and caches (:mod:`noema_graph.sqlite_delta`); LangGraph
+SQLite saver reads once per thread and caches (:mod:`noema_graph.storage.sqlite.delta`); LangGraph
 still snapshots a channel 5,000 supersteps after its last snapshot.
 """
 

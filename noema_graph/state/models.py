@@ -169,7 +169,7 @@ OBSERVATION_FROM = "observation_from"
 def restore_output(fields: dict[str, Any]) -> dict[str, Any]:
     """Return stored step ``fields`` with ``action.output`` put back from the observation.
 
-    The checkpoint serializer (:mod:`noema_graph.compact_serde`) leaves out a tool result
+    The checkpoint serializer (:mod:`noema_graph.storage.serde`) leaves out a tool result
     that is the observation itself and marks the step with :data:`OUTPUT_FROM`; fields
     without the mark are returned unchanged.
     """
@@ -192,14 +192,14 @@ class ReasoningStep(_Frozen):
 
         Raises:
             ValueError: the step still refers to its ToolMessage (read without
-                ``noema_graph.persistence.serializer()``, which resolves it).
+                ``noema_graph.storage.sqlite.persistence.serializer()``, which resolves it).
         """
         if not isinstance(data, dict):
             return data
         if OBSERVATION_FROM in data:
             raise ValueError(
                 "trace step refers to its ToolMessage for the observation: read the checkpoint "
-                "with noema_graph.persistence.serializer()"
+                "with noema_graph.storage.sqlite.persistence.serializer()"
             )
         return restore_output(data) if OUTPUT_FROM in data else data  # pyright: ignore[reportUnknownArgumentType]
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from noema_graph._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from noema_graph.schemas import check_tool_schemas
     from noema_graph.tools.arguments import check_arguments
     from noema_graph.tools.concurrency import concurrency_safe, execution_groups
     from noema_graph.tools.jail import SandboxPolicy, sandbox_problem
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
         render_observation,
     )
     from noema_graph.tools.runner import RetryPolicy, ToolRunner
-    from noema_graph.tools.schemas import check_tool_schemas
     from noema_graph.tools.search import Document, SearchHit, SearchProvider, SqliteSearchProvider
     from noema_graph.tools.spec import Idempotency, ToolContext, ToolSpec
     from noema_graph.tools.toolkits import builtin_registry, toolkits_for

@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from noema_graph.tools.schemas import compiled_schema, resolve_pointer
+from noema_graph.schemas import compiled_schema, resolve_pointer
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")

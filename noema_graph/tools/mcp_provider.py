@@ -30,9 +30,9 @@ from noema_graph.closing import Closeable
 from noema_graph.config import MCPServer
 from noema_graph.errors import ConfigurationError, ToolError
 from noema_graph.observability.tracing import propagation_meta
+from noema_graph.schemas import check_tool_schemas
 from noema_graph.tools.registry import ToolRegistry
 from noema_graph.tools.results import DEFAULT_MAX_OBSERVATION_CHARS, ToolResult
-from noema_graph.tools.schemas import check_tool_schemas
 from noema_graph.tools.spec import Idempotency, ToolSpec
 
 if TYPE_CHECKING:  # the MCP client stack loads when the first session opens

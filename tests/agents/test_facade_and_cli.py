@@ -87,7 +87,7 @@ async def test_arun_and_astream(scripted: Any, demo: DemoSummary) -> None:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []
@@ -143,8 +143,8 @@ def test_cli_plain_run_still_works_and_unknown_agent_fails(cli: Any, scripted: A
 
 
 async def test_mcp_server_serves_the_domain_tools(demo: DemoSummary) -> None:
+    from noema_graph.agents.mcp_server import build_server
     from noema_graph.config import AgentConfig
-    from noema_graph.tools.mcp_server import build_server
 
     server = build_server(
         AgentConfig(working_directory=Path(demo.path).parent), learning_db=Path(demo.path)

@@ -29,7 +29,7 @@ def _flags(db: Path) -> set[int]:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, demo: DemoSummary) -> Any:
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     """Return ``invoke(*args, input="")`` and the list of models the next runs use, in order."""
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []

@@ -41,7 +41,9 @@ def slow() -> str:
 
 
 def main() -> None:
-    from noema_graph import cli, cli_runs, effects
+    from noema_graph import effects
+    from noema_graph.cli import app as cli
+    from noema_graph.cli import runs as cli_runs
 
     effects.ABORT_POLL_S = float(os.environ.get("NOEMA_TEST_ABORT_POLL", effects.ABORT_POLL_S))
 

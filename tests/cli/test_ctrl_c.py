@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from noema_graph.cli_runs import CANCELLING, thread_status
+from noema_graph.cli.runs import CANCELLING, thread_status
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD_S = 120.0

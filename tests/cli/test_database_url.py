@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from noema_graph import sqlite_checkpointer
-from noema_graph.cli import app
+from noema_graph.cli.app import app
 from noema_graph.inspect import acheckpoint, ahistory, athreads, checkpoint, history, threads
-from tests.inspect.test_inspect import _run
+from tests.storage.test_inspect import _run
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Result:

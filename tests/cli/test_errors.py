@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from noema_graph.cli_errors import check_database, exit_code, resume_hint
-from noema_graph.cli_model import choice_line, endpoint_problem
+from noema_graph.cli.errors import check_database, exit_code, resume_hint
+from noema_graph.cli.model import choice_line, endpoint_problem
 from tests.cli.conftest import one_error_line
 
 
@@ -67,7 +67,7 @@ def test_a_bad_model_spec_is_one_line(
 ) -> None:
     from typer.testing import CliRunner
 
-    from noema_graph.cli import app
+    from noema_graph.cli.app import app
 
     monkeypatch.chdir(tmp_path)  # the real model factory: it refuses before any connection
     line = one_error_line(CliRunner().invoke(app, ["run", "x", "--model", spec]))
@@ -131,7 +131,7 @@ def test_unreachable_endpoint_says_so_and_suggests_local(
 ) -> None:
     from typer.testing import CliRunner
 
-    from noema_graph.cli import app
+    from noema_graph.cli.app import app
 
     monkeypatch.chdir(tmp_path)
     url = f"http://127.0.0.1:{_closed_port()}/v1"

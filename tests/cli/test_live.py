@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from noema_graph.cli_live import (
+from noema_graph.cli.live import (
     RunView,
     ViewState,
     answer_panel,

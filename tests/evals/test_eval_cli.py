@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from noema_graph.cli.eval import default_out, round_robin
 from noema_graph.evals import NOEMA_TASKS, load_dataset, run_item
-from noema_graph.evals.cli import default_out, round_robin
 from noema_graph.noema import DemoSummary
 from tests.scripted import ScriptedChatModel, call, plan_reply, structured, text, tools_reply
 
@@ -101,7 +101,7 @@ def recorded(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory)
 
 def _eval(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-c", "from noema_graph.cli import main; main()", "eval",
+        sys.executable, "-c", "from noema_graph.cli.app import main; main()", "eval",
         str(folder / "dataset.json"), "--model", f"replay:{folder / 'runs.json'}",
         "--out", str(folder / "results.json"), *args,
     ]  # fmt: skip
@@ -156,7 +156,7 @@ def test_eval_without_out_saves_to_a_stable_path_and_prints_it(
     recorded: Path, tmp_path: Path
 ) -> None:
     command = [
-        sys.executable, "-c", "from noema_graph.cli import main; main()", "eval",
+        sys.executable, "-c", "from noema_graph.cli.app import main; main()", "eval",
         str(recorded / "dataset.json"), "--model", f"replay:{recorded / 'runs.json'}",
         "--limit", "3",
     ]  # fmt: skip
@@ -185,7 +185,13 @@ def test_default_out_and_round_robin() -> None:
 
 
 def test_eval_help_names_the_model_default() -> None:
-    command = [sys.executable, "-c", "from noema_graph.cli import main; main()", "eval", "--help"]
+    command = [
+        sys.executable,
+        "-c",
+        "from noema_graph.cli.app import main; main()",
+        "eval",
+        "--help",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     done = subprocess.run(
         command, check=False, capture_output=True, text=True, env=env, timeout=120

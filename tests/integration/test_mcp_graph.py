@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from noema_graph import AgentConfig, build_agent_graph
 from noema_graph.graphs import aclose_tools, close_tools
-from tests.core.helpers import PRICES
+from tests.helpers import PRICES
 from tests.scripted import call, plan_reply, text, tools_reply
 from tests.tools.conftest import TIME_SERVER, child_pids, require, wait_until
 

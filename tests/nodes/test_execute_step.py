@@ -21,7 +21,7 @@ from noema_graph.nodes.execute_step import (
 )
 from noema_graph.state.models import RunInfo, TaskPlan, TaskStep
 from noema_graph.state.outcome import Outcome
-from tests.core.helpers import TOOLS
+from tests.helpers import TOOLS
 from tests.nodes.helpers import Path, deps, run, runtime, types
 from tests.scripted import ScriptedChatModel, call, text, tools_reply
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from noema_graph.nodes.generate_answer import SPEC, generate_answer
 from noema_graph.state.models import HookFailure, RunInfo
 from noema_graph.state.outcome import Outcome
-from tests.core.helpers import TOOLS
+from tests.helpers import TOOLS
 from tests.nodes.helpers import Path, deps, run, runtime, types
 from tests.scripted import ScriptedChatModel, text
 

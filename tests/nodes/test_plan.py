@@ -10,7 +10,7 @@ from langgraph.store.memory import InMemoryStore
 from noema_graph.context import RunContext
 from noema_graph.memory import MemoryManager
 from noema_graph.nodes.plan import FALLBACK_STEP, plan
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.nodes.helpers import Path, deps, run, runtime, types
 from tests.scripted import ScriptedChatModel, plan_reply, structured
 

@@ -11,7 +11,7 @@ from langgraph.store.memory import InMemoryStore
 from noema_graph.context import RunContext
 from noema_graph.memory import MemoryManager
 from noema_graph.nodes.recall_memory import recall_memory
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.nodes.helpers import Path, deps, run, runtime, types
 
 QUESTION = {"messages": [HumanMessage("What is my cat called?")]}

@@ -21,7 +21,7 @@ from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.review_tools import SPEC, review_tools
 from noema_graph.state.agent import AgentState
 from noema_graph.state.outcome import Outcome
-from tests.core.helpers import TOOLS
+from tests.helpers import TOOLS
 from tests.nodes.helpers import Path, deps, run, runtime
 from tests.scripted import call
 

@@ -16,12 +16,12 @@ from langgraph.store.memory import InMemoryStore
 from noema_graph.clock import ManualClock
 from noema_graph.effects import drive
 from noema_graph.models.normalize import INVALID_ARGUMENTS
-from noema_graph.nodes.ledger import claim, entries
 from noema_graph.nodes.routing import next_group, pending_calls, tool_sends
 from noema_graph.nodes.tool_node import SPEC, tool_node
 from noema_graph.state.human import Decision
 from noema_graph.state.outcome import Outcome
-from tests.core.helpers import add, lookup
+from noema_graph.storage.ledger import claim, entries
+from tests.helpers import add, lookup
 from tests.nodes.helpers import RUN_ID, Path, deps, group, run, runtime, task
 from tests.scripted import call
 

@@ -18,9 +18,9 @@ from uuid import uuid4
 import pytest
 
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.driver import fetch_all, insert
 from noema_graph.noema.sql import INSERT_DECK, INSERT_USER
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from noema_graph.storage.sql.driver import fetch_all, insert
 from tests.pg import PostgresServer
 
 T0 = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)

@@ -5,9 +5,9 @@ from datetime import date, timedelta
 import pytest
 
 from noema_graph.noema.calibration import calibration, streak_days
-from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.errors import RecordNotFound
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.conftest import T0
 
 

@@ -14,9 +14,9 @@ from uuid import uuid4
 import pytest
 
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.sql import CONTENT_TABLES
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.conftest import schema_url
 
 NOW = "2025-04-30T12:00:00+00:00"

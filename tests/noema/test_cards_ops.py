@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from noema_graph.backends import store_errors
-from noema_graph.noema.driver import execute, fetch_one
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.ops.cards import CreateCardsInput, NewCard, create_cards
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.driver import execute, fetch_one
+from noema_graph.storage.urls import store_errors
 from tests.noema.conftest import T0
 
 

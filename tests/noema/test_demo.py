@@ -9,10 +9,10 @@ from fsrs import State
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.demo import DEMO_NOW, DemoSummary, write_demo_data
 from noema_graph.noema.demo_simulation import recall_probability
-from noema_graph.noema.driver import fetch_all
 from noema_graph.noema.scheduling import new_card, review
 from noema_graph.noema.sql import CONTENT_TABLES
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.conftest import T0, Locate
 
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from noema_graph.errors import ConfigurationError
-from noema_graph.noema.dialect import WRITE_LOCK, begin, dialect_of, postgres_ddl, postgres_sql
 from noema_graph.noema.schema import MIGRATIONS
+from noema_graph.storage.sql.dialect import (
+    WRITE_LOCK,
+    begin,
+    dialect_of,
+    postgres_ddl,
+    postgres_sql,
+)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from noema_graph.backends import store_errors
-from noema_graph.noema.driver import execute, fetch_all
 from noema_graph.noema.errors import SchemaVersionError
 from noema_graph.noema.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from noema_graph.storage.sql.driver import execute, fetch_all
+from noema_graph.storage.urls import store_errors
 from tests.noema.conftest import Locate, table_names
 
 FUTURE = "INSERT INTO schema_version VALUES (?, 'future', '2030-01-01T00:00:00+00:00')"

@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.driver import fetch_all, insert
 from noema_graph.noema.sql import INSERT_CARD
 from noema_graph.noema.store import LearningStore
+from noema_graph.storage.sql.driver import fetch_all, insert
 from tests.noema.conftest import Locate
 
 

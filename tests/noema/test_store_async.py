@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from pydantic import BaseModel
 
-from noema_graph.noema.driver import execute
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.store import AsyncLearningStore, LearningStore
+from noema_graph.storage.sql.driver import execute
 from tests.noema.conftest import T0, Locate
 
 EXPECTED = {

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import EventLog, MetricsRegistry, Observer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 
 THREAD = {"configurable": {"thread_id": "t1"}}
 

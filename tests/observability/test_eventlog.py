@@ -16,10 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
 from noema_graph import approve, resume_with
+from noema_graph.cli.events import app
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import EventLog, read_events
-from noema_graph.observability.cli import app
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
 
@@ -94,7 +94,7 @@ def test_the_table_is_append_only(tmp_path: Path) -> None:
 def test_sigkill_mid_tool_leaves_the_call_in_flight(tmp_path: Path) -> None:
     db, ledger = tmp_path / "runs.sqlite", tmp_path / "ledger.txt"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.core.crash_agent", str(db), str(ledger)],
+        [sys.executable, "-m", "tests.storage.crash_agent", str(db), str(ledger)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -11,7 +11,7 @@ from opentelemetry.trace import StatusCode
 
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import EventLog, MetricsRegistry, Observer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import ScriptedChatModel, ScriptExhausted, plan_reply, text
 

@@ -13,7 +13,7 @@ from langchain_core.tools import StructuredTool, tool
 from noema_graph.context import RunContext
 from noema_graph.observability import configure_logging, redact_args, scrub
 from noema_graph.observability.logs import RUN_FIELDS
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.observability.conftest import Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
 

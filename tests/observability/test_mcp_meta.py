@@ -14,7 +14,7 @@ from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import otel_trace_id
 from noema_graph.tools import MCPToolProvider, mcp_tools
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.observability.conftest import Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
 from tests.tools.conftest import FAKE_SERVERS

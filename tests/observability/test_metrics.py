@@ -9,11 +9,11 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from typer.testing import CliRunner
 
+from noema_graph.cli.events import app
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import MetricsRegistry, Observer, read_events
-from noema_graph.observability.cli import app
 from noema_graph.persistence import sqlite_checkpointer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.observability.conftest import Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
 

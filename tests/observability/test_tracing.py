@@ -15,7 +15,7 @@ from noema_graph.context import RunContext, current_scope
 from noema_graph.graphs import build_agent_graph
 from noema_graph.observability import Observer, otel_trace_id
 from noema_graph.observability.tracing import propagation_meta
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 

@@ -22,7 +22,7 @@ from langgraph.types import Command
 
 from noema_graph import build_agent_graph, open_async_backend, open_backend
 from noema_graph.hitl import check_answer, pending_of
-from tests.core.helpers import cfg
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 SCRIPTS: dict[str, list[Any]] = {

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from typer.testing import CliRunner
 
-from noema_graph import cli
+from noema_graph.cli import app as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

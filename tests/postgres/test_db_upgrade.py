@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 from typer.testing import CliRunner
 
-from noema_graph import cli
+from noema_graph.cli import app as cli
 
 DEPLOYMENT_TABLES = {"checkpoints", "checkpoint_writes", "store", "noema_events", "cards", "users"}
 

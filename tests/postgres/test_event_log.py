@@ -9,10 +9,10 @@ import pytest
 
 from noema_graph import build_agent_graph, open_backend
 from noema_graph.observability import Observer
-from noema_graph.observability.eventlog import TABLE
 from noema_graph.observability.metrics import MetricsRegistry
-from noema_graph.observability.pg_eventlog import PostgresEventLog, event_log_for, read_events_at
-from tests.core.helpers import add, cfg
+from noema_graph.storage.postgres.eventlog import PostgresEventLog, event_log_for, read_events_at
+from noema_graph.storage.sqlite.eventlog import TABLE
+from tests.helpers import add, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 

@@ -18,7 +18,8 @@ import psycopg
 import pytest
 from typer.testing import CliRunner, Result
 
-from noema_graph import cli, cli_runs
+from noema_graph.cli import app as cli
+from noema_graph.cli import runs as cli_runs
 from tests.cli.launch import SCRIPTS, slow
 from tests.scripted import ScriptedChatModel
 

@@ -1,7 +1,8 @@
 """``threads(url)``, ``history(url)`` and ``checkpoint(url)`` on a real PostgreSQL database.
 
 Two ways a PostgreSQL thread is read: checkpoints written through ``open_backend`` carry the
-run summary in their metadata (:mod:`noema_graph.pg_savers`) and are listed without decoding
+run summary in their metadata (:mod:`noema_graph.storage.postgres.savers`) and are listed without
+decoding
 a blob; checkpoints of a stock ``PostgresSaver`` (a server's, an older noema-graph) have none
 and are decoded, their output contract read from ``finalize``'s write. Both give the rows the
 saver's ``list()`` gives, a failed run's message included, and a run whose process was killed
@@ -26,7 +27,7 @@ from psycopg.rows import dict_row
 from noema_graph import build_agent_graph, open_backend
 from noema_graph.inspect import SUMMARY_KEY, athreads, checkpoint, history, threads
 from noema_graph.persistence import serializer
-from tests.core.helpers import TOOLS, cfg
+from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]

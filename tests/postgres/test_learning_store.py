@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from noema_graph.noema import LearningStore, write_demo_data
-from noema_graph.noema.driver import Op, fetch_one
 from noema_graph.noema.location import learning_location
+from noema_graph.storage.sql.driver import Op, fetch_one
 from tests.scripted import call, plan_reply, structured, text, tools_reply
 
 
@@ -32,7 +32,7 @@ def _count(url: str, sql: str) -> int:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    from noema_graph import cli as cli_module
+    from noema_graph.cli import app as cli_module
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NOEMA_DATABASE_URL", raising=False)
@@ -170,7 +170,7 @@ def _reps(user: int, card: int) -> Op[int]:
 
 
 def test_pooled_stores_reuse_connections_and_replace_dead_ones(pg_url: str) -> None:
-    from noema_graph.noema.connections import POOL_SIZE, close_pools
+    from noema_graph.storage.sql.connections import POOL_SIZE, close_pools
 
     def backend_pids(times: int) -> set[int]:
         pids: set[int] = set()

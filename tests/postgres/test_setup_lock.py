@@ -13,7 +13,7 @@ import time
 
 import psycopg
 
-from noema_graph.backends import SETUP_LOCK, open_backend
+from noema_graph.storage.backends import SETUP_LOCK, open_backend
 
 GUARD_S = 60.0
 

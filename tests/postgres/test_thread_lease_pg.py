@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psycopg
 
-from noema_graph.lease import LEASE_TABLE
+from noema_graph.storage.lease import LEASE_TABLE
 from tests.reliability.resume_race import effects, race
 
 WORKERS = 16

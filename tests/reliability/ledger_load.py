@@ -29,14 +29,14 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 
 from noema_graph import build_agent_graph
-from noema_graph.nodes.ledger import entries
 from noema_graph.persistence import (
     async_sqlite_checkpointer,
     async_sqlite_store,
     sqlite_checkpointer,
     sqlite_store,
 )
-from tests.core.helpers import cfg
+from noema_graph.storage.ledger import entries
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 CALLS = 3

@@ -29,12 +29,12 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from noema_graph import build_agent_graph
-from noema_graph.backends import open_backend
 from noema_graph.effects import drive
 from noema_graph.hitl import resume_with
-from noema_graph.lease import ThreadBusy
-from noema_graph.nodes.ledger import claim
-from tests.core.helpers import cfg
+from noema_graph.storage.backends import open_backend
+from noema_graph.storage.lease import ThreadBusy
+from noema_graph.storage.ledger import claim
+from tests.helpers import cfg
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
 ROOT = Path(__file__).resolve().parents[2]

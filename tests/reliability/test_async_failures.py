@@ -4,7 +4,7 @@ An exception in one async tool task ends that run (a tool bug propagates by desi
 sibling tool tasks finish; a caller's TaskGroup then cancels the sibling runs wherever they
 are, checkpoint writes included. Neither may leave a write transaction open on the file: the
 Store, the event log and every later run would wait on it ("database is locked"). Before the
-one-writer design of :mod:`noema_graph.sqlite_writer`, the second test hung.
+one-writer design of :mod:`noema_graph.storage.sqlite.writer`, the second test hung.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from langgraph.store.memory import InMemoryStore
 
 from noema_graph import build_agent_graph
 from noema_graph.models.normalize import normalize_calls
-from noema_graph.nodes.ledger import entries
 from noema_graph.persistence import sqlite_checkpointer
-from tests.core.helpers import cfg
+from noema_graph.storage.ledger import entries
+from tests.helpers import cfg
 from tests.reliability.ledger_load import charge_tool
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 

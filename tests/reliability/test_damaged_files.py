@@ -24,13 +24,13 @@ from typer.testing import CliRunner
 
 from noema_graph import build_agent_graph
 from noema_graph import inspect as runs
-from noema_graph.damage import DamagedFileError
-from noema_graph.doctor import diagnose
-from noema_graph.doctor_cli import register
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE, LEDGER_TABLE, entries
+from noema_graph.cli.doctor import register
 from noema_graph.persistence import async_sqlite_checkpointer, sqlite_checkpointer, sqlite_store
-from noema_graph.recover import repair
-from tests.core.helpers import add, cfg
+from noema_graph.storage.ledger import LEDGER_NAMESPACE, LEDGER_TABLE, entries
+from noema_graph.storage.sqlite.damage import DamagedFileError
+from noema_graph.storage.sqlite.doctor import diagnose
+from noema_graph.storage.sqlite.recover import repair
+from tests.helpers import add, cfg
 from tests.reliability.ledger_load import charge_tool
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
@@ -306,7 +306,7 @@ def test_doctor_usage_errors(db: Path, cli: Any, tmp_path: Path) -> None:
 
 def test_the_cli_names_the_damage_in_one_line(db: Path) -> None:
     """history/inspect of a damaged file: one line with the fix, exit 1, no traceback."""
-    from noema_graph.cli import app
+    from noema_graph.cli.app import app
 
     runner = CliRunner()
     for column, command in (("metadata", "history"), ("checkpoint", "inspect")):

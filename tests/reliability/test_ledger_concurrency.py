@@ -19,10 +19,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from noema_graph import build_agent_graph
-from noema_graph.nodes import ledger
 from noema_graph.persistence import sqlite_store
-from noema_graph.sqlite_stores import NoemaSqliteStore
-from tests.core.helpers import cfg
+from noema_graph.storage import ledger
+from noema_graph.storage.sqlite.stores import NoemaSqliteStore
+from tests.helpers import cfg
 from tests.reliability.ledger_load import (
     CALLS,
     async_runs,

@@ -15,8 +15,8 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from noema_graph.effects import drive
-from noema_graph.nodes.ledger import LEDGER_NAMESPACE, claim, entries, settle
 from noema_graph.persistence import sqlite_store
+from noema_graph.storage.ledger import LEDGER_NAMESPACE, claim, entries, settle
 
 CALL = {"id": "c1", "name": "charge"}
 

@@ -21,9 +21,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph import build_agent_graph
 from noema_graph.errors import ConfigurationError
-from noema_graph.lease import LEASE_TABLE, ThreadBusy
 from noema_graph.persistence import sqlite_checkpointer
-from tests.core.helpers import cfg
+from noema_graph.storage.lease import LEASE_TABLE, ThreadBusy
+from tests.helpers import cfg
 from tests.reliability.resume_race import effects, race
 from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
@@ -136,8 +136,8 @@ async def test_astream_holds_the_lease_and_renews_it_until_the_run_ends() -> Non
     await started.wait()
     with pytest.raises(ThreadBusy):
         await _graph(saver).ainvoke(REQUEST, config)
-    from noema_graph.lease import READ_SQL
-    from noema_graph.side_tables import database_of
+    from noema_graph.storage.lease import READ_SQL
+    from noema_graph.storage.side_tables import database_of
 
     database = database_of(saver)
     assert database is not None and database.run is not None
@@ -156,7 +156,7 @@ def test_the_cli_prints_one_line_and_exits_3_on_a_busy_thread(tmp_path: Path) ->
     import subprocess
     import sys
 
-    from noema_graph.lease import TABLES
+    from noema_graph.storage.lease import TABLES
     from tests.reliability.resume_race import ROOT
 
     db = tmp_path / "runs.sqlite"

@@ -41,8 +41,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from noema_graph.inspect import threads as list_threads
 from noema_graph.noema import LearningStore, write_demo_data
-from noema_graph.noema.driver import fetch_one
 from noema_graph.persistence import allowed_types, serializer
+from noema_graph.storage.sql.driver import fetch_one
 from tests.aegra import AegraServer, aegra_cluster
 from tests.directed_openai import DirectedOpenAIServer
 from tests.pg import PostgresServer

@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 from noema_graph.agents.domain_tools import domain_registry
 from noema_graph.config import AgentConfig
 from noema_graph.errors import ConfigurationError
+from noema_graph.schemas import check_tool_schemas, compiled_schema
 from noema_graph.tools import toolkits_for
 from noema_graph.tools.arguments import check_arguments
-from noema_graph.tools.schemas import check_tool_schemas, compiled_schema
 
 RECEIVED: list[dict[str, Any]] = []
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from noema_graph.agents.mcp_server import serve
 from noema_graph.errors import ConfigurationError
 from noema_graph.tools import mcp_tools
-from noema_graph.tools.mcp_server import serve
 
 pytestmark = pytest.mark.mcp
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ async def test_builtin_tools_round_trip_over_stdio(workdir: Path) -> None:
     server = {
         "name": "noema",
         "command": sys.executable,
-        "args": ["-m", "noema_graph.tools.mcp_server", "--working-directory", str(workdir)],
+        "args": ["-m", "noema_graph.agents.mcp_server", "--working-directory", str(workdir)],
         "cwd": str(REPO),
     }
     async with mcp_tools([server]) as tools:

@@ -13,8 +13,8 @@ from noema_graph.noema.calibration import (
     streak_days,
 )
 from noema_graph.noema.clock import as_utc, from_db, to_db, utc_now
-from noema_graph.noema.driver import Op, fetch_all, fetch_one
 from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime, require_user
+from noema_graph.storage.sql.driver import Op, fetch_all, fetch_one
 
 
 class CalibrationInput(OpInput):

@@ -8,7 +8,6 @@ from pydantic import Field
 
 from noema_graph.noema.clock import as_utc, to_db, utc_now
 from noema_graph.noema.content import validate_card_text
-from noema_graph.noema.driver import Op, execute, fetch_all, fetch_one, insert
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.models import Card, CardFlag, CardKind, Category, Severity
 from noema_graph.noema.ops.common import (
@@ -23,6 +22,7 @@ from noema_graph.noema.ops.common import (
 )
 from noema_graph.noema.schema import CARD_SEARCH_TEXT
 from noema_graph.noema.sql import INSERT_CARD, INSERT_CARD_CONCEPT, INSERT_CONCEPT
+from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one, insert
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from noema_graph.noema.driver import Op, Row, fetch_all, fetch_one
 from noema_graph.noema.errors import RecordNotFound
 from noema_graph.noema.models import Card, card_from_row
+from noema_graph.storage.sql.driver import Op, Row, fetch_all, fetch_one
 
 
 class OpInput(BaseModel):

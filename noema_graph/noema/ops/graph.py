@@ -5,12 +5,12 @@ from __future__ import annotations
 from pydantic import Field
 
 from noema_graph.noema.clock import as_utc, to_db, utc_now
-from noema_graph.noema.driver import Op, execute, fetch_all, fetch_one
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.models import Concept, ConceptLink, LinkKind
 from noema_graph.noema.ops.cards import concept_id
 from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime
 from noema_graph.noema.sql import INSERT_LINK
+from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one
 
 _LINKS = """SELECT l.id, s.name AS source, t.name AS target, l.kind, l.source_id, l.target_id
 FROM concept_links l JOIN concepts s ON s.id = l.source_id JOIN concepts t ON t.id = l.target_id"""

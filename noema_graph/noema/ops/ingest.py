@@ -8,11 +8,11 @@ from pydantic import Field
 
 from noema_graph.noema.chunking import chunk_spans
 from noema_graph.noema.clock import as_utc, to_db, utc_now
-from noema_graph.noema.driver import Op, execute_many, fetch_all, insert
 from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.models import Chunk, Source
 from noema_graph.noema.ops.common import OpInput, OpResult, OptionalTime
 from noema_graph.noema.sql import INSERT_CHUNK, INSERT_SOURCE
+from noema_graph.storage.sql.driver import Op, execute_many, fetch_all, insert
 
 
 class IngestTextInput(OpInput):

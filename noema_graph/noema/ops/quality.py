@@ -12,10 +12,10 @@ from pydantic import Field
 
 from noema_graph.noema.clock import utc_now
 from noema_graph.noema.content import cloze_deletions, duplicate_deletion, normalise
-from noema_graph.noema.driver import Op, Row, fetch_all
 from noema_graph.noema.models import Severity
 from noema_graph.noema.ops.cards import FlagCardInput, flag_card
 from noema_graph.noema.ops.common import OpInput, OpResult, require_deck
+from noema_graph.storage.sql.driver import Op, Row, fetch_all
 
 IssueKind = Literal[
     "exact_duplicate",

@@ -8,7 +8,6 @@ from fsrs import Rating
 from pydantic import Field
 
 from noema_graph.noema.clock import as_utc, to_db, utc_now
-from noema_graph.noema.driver import Op, execute, fetch_all, fetch_one, insert
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.models import (
     FSRS_STATE_NAMES,
@@ -37,6 +36,7 @@ from noema_graph.noema.scheduling import (
     state_params,
 )
 from noema_graph.noema.sql import INSERT_REVIEW, UPSERT_STATE
+from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one, insert
 
 
 class ListDueCardsInput(OpInput):

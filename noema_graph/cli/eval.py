@@ -1,0 +1,279 @@
+"""``noema-graph eval DATASET --agent NAME``: run an agent over a dataset and score it.
+
+Resumable: items already scored in the results file are skipped, and the file is rewritten
+after every item. Without ``--out`` the results go to
+``eval-results/<dataset>--<model>.json`` (the same path for the same dataset and model, so
+a rerun resumes); the path is printed at the end. ``--limit N`` takes N items in turn from
+each agent. ``--model replay:FILE`` replays recorded trajectories (``{"trajectories":
+{item_id: trajectory}}``) instead of calling a model, for offline and deterministic runs.
+Rich output lives here; the work is done by :mod:`noema_graph.evals.runner`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+REPLAY_PREFIX = "replay:"
+RESULTS_DIR = Path("eval-results")
+MODEL_HELP = (
+    "Model spec (as for run), or replay:TRAJECTORIES.json; default: NOEMA_MODEL, else "
+    "NOEMA_BASE_URL, else OpenAI when OPENAI_API_KEY is set, else the embedded local model."
+)
+
+eval_app = typer.Typer(add_completion=False)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "default"
+
+
+def default_out(dataset: Path, spec: str | None, env: Any = None) -> Path:
+    """Return the results path of ``dataset`` run with ``spec``: stable, so a rerun resumes."""
+    from noema_graph.models.factory import resolve_spec
+
+    if spec is not None and spec.startswith(REPLAY_PREFIX):
+        model = "replay-" + Path(spec[len(REPLAY_PREFIX) :]).stem
+    else:
+        model = resolve_spec(spec, os.environ if env is None else env)
+    return RESULTS_DIR / f"{_slug(dataset.stem)}--{_slug(model)}.json"
+
+
+def round_robin(items: Sequence[Any], limit: int | None, agent_of: Any) -> list[Any]:
+    """Return at most ``limit`` items, taken in turn from each agent (dataset order within)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    queues: dict[str, list[Any]] = {}
+    for item in items:
+        queues.setdefault(agent_of(item), []).append(item)
+    chosen: list[Any] = []
+    while len(chosen) < limit:
+        for queue in queues.values():
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    picked = {id(i) for i in chosen}
+    return [i for i in items if id(i) in picked]
+
+
+def _agent_tag(item: Any) -> str:
+    return item.tag("agent") or "-"
+
+
+def _load_out(out: Path | None) -> dict[str, Any]:
+    if out is None or not out.exists():
+        return {"results": [], "trajectories": {}}
+    data = json.loads(out.read_text(encoding="utf-8"))
+    return {"results": data.get("results", []), "trajectories": data.get("trajectories", {})}
+
+
+def _save_out(out: Path, report: dict[str, Any]) -> None:
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    os.replace(temporary, out)
+
+
+def _models(spec: str | None) -> tuple[Any, dict[str, Any]]:
+    """Return (item -> chat model, AgentConfig overrides) for the ``--model`` spec."""
+    from noema_graph.errors import ConfigurationError
+    from noema_graph.evals.replay import REPLAY_MODEL_NAME, ReplayChatModel
+    from noema_graph.trajectory.schema import load_trajectories
+
+    if spec is not None and spec.startswith(REPLAY_PREFIX):
+        recorded = load_trajectories(spec[len(REPLAY_PREFIX) :])
+
+        def replay(item: Any) -> Any:
+            if item.id not in recorded:
+                raise ConfigurationError(
+                    "model", f"no recorded trajectory for item {item.id!r} in {spec!r}"
+                )
+            return ReplayChatModel.from_trajectory(recorded[item.id])
+
+        return replay, {"price_overrides": {REPLAY_MODEL_NAME: (0.0, 0.0)}}
+    from noema_graph.models.factory import make_model
+
+    chat = make_model(spec)
+
+    def same(_item: Any) -> Any:
+        return chat
+
+    return same, {}
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _table(summary: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(
+        title="noema-graph eval",
+        caption="pass: items scoring 1.0 (share and count); traj: trajectory match; "
+        "coher: coherence; viol: rule violations; halluc: hallucinated actions",
+    )
+    columns = ("agent", "items", "final", "pass", "traj", "tool P", "tool R", "coher")
+    for name in (*columns, "viol", "halluc", "tokens", "cost USD"):
+        agent_column = name == "agent"
+        table.add_column(name, justify="left" if agent_column else "right", no_wrap=agent_column)
+    table.add_column("s/item", justify="right")
+    rows = [*summary["by_agent"].items(), ("all", summary)]
+    for name, group in rows:
+        rate = group.get("pass_rate")
+        table.add_row(
+            name,
+            f"{group['scored']}/{group['items']}",
+            _fmt(group["final_score"]),
+            "-" if rate is None else f"{rate:.0%} ({group['passed']})",
+            _fmt(group["trajectory_score"]),
+            _fmt(group["tool_precision"]),
+            _fmt(group["tool_recall"]),
+            _fmt(group.get("coherence")),
+            _fmt(group["violations"]),
+            _fmt(group["hallucinations"]),
+            _fmt(group["tokens"]),
+            _fmt(group["cost_usd"], 6),
+            _fmt(group["seconds_per_item"], 1),
+        )
+    return table
+
+
+@eval_app.command()
+def eval_command(
+    dataset: Annotated[Path, typer.Argument(help="Dataset JSON with a 'dataset' list of items.")],
+    agent: Annotated[
+        str, typer.Option("--agent", "-a", help="Agent to run, or 'all': each item's agent tag.")
+    ] = "all",
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help=MODEL_HELP),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Items run at the same time.")] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Results JSON; scored items are skipped. Default: "
+            "eval-results/<dataset>--<model>.json.",
+        ),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Learning store copied for each item (default: demo)."),
+    ] = None,
+    trajectory_match: Annotated[
+        str,
+        typer.Option(
+            help="strict|unordered|subset|superset (agentevals'), or "
+            "unordered_optimal|subset_optimal|superset_optimal (bipartite pairing)"
+        ),
+    ] = "superset",
+    args_match: Annotated[str, typer.Option(help="exact|ignore|subset|superset")] = "superset",
+    scorer: Annotated[
+        str, typer.Option(help="exact|normalized|numeric|json_subset")
+    ] = "json_subset",
+    tolerance: Annotated[float, typer.Option(help="Numeric tolerance of the scorer.")] = 0.01,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="Run at most this many items, taken in turn from each agent."),
+    ] = None,
+) -> None:
+    """Run AGENT over every item of DATASET, score the runs and print a summary table."""
+    from rich.console import Console
+
+    from noema_graph.errors import ConfigurationError
+
+    console = Console(stderr=True)
+    out = out if out is not None else default_out(dataset, model)
+    try:
+        report = _evaluate(
+            dataset, agent, model, concurrency, out, data,
+            (trajectory_match, args_match, scorer, tolerance, limit), console,
+        )  # fmt: skip
+    except ConfigurationError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    console.print(_table(report["summary"]))
+    console.print(f"results: {out}")
+
+
+def _evaluators(
+    agents: set[str], scoring: tuple[str, str, str, float, int | None]
+) -> dict[str, Any]:
+    """Return one TrajectoryEvaluator per agent, each knowing that agent's tool schemas."""
+    from noema_graph.evals.evaluator import TrajectoryEvaluator
+    from noema_graph.evals.runner import tool_schemas
+
+    trajectory_match, args_match, scorer, tolerance, _ = scoring
+    return {
+        name: TrajectoryEvaluator(
+            trajectory_match=trajectory_match,  # type: ignore[arg-type]
+            args_match=args_match,  # type: ignore[arg-type]
+            final_scorer=scorer,
+            tolerance=tolerance,
+            tools=tool_schemas(name),
+        )
+        for name in agents
+    }
+
+
+def _evaluate(
+    dataset: Path,
+    agent: str,
+    spec: str | None,
+    concurrency: int,
+    out: Path | None,
+    data: Path | None,
+    scoring: tuple[str, str, str, float, int | None],
+    console: Any,
+) -> dict[str, Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from noema_graph.evals.evaluator import summarize
+    from noema_graph.evals.runner import item_agent, run_items, select_items
+    from noema_graph.noema import write_demo_data
+    from noema_graph.trajectory.schema import EvalItem, load_dataset
+
+    selected = select_items(load_dataset(dataset), agent)
+    items: list[EvalItem] = round_robin(selected, scoring[4], _agent_tag)
+    evaluators = _evaluators({item_agent(item, agent) for item in items}, scoring)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    report = _load_out(out)
+    done = {r["id"] for r in report["results"]}
+    todo = [item for item in items if item.id not in done]
+    if done & {i.id for i in items}:
+        console.print(f"[dim]{len(items) - len(todo)} items already scored in {out}[/dim]")
+    model_for, overrides = _models(spec)
+    with tempfile.TemporaryDirectory(prefix="noema-eval-") as tmp:
+        master = data if data is not None else Path(tmp) / "demo.sqlite"
+        if data is None:
+            write_demo_data(master)
+        columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("eval", total=len(todo))
+            runs = run_items(
+                todo, agent=agent, model_for=model_for, master=master, workdir=Path(tmp),
+                concurrency=concurrency, overrides=overrides,
+            )  # fmt: skip
+            for item, trajectory in runs:
+                scored = evaluators[item_agent(item, agent)].score(item, trajectory)
+                report["results"].append(scored.model_dump())
+                report["trajectories"][item.id] = trajectory.model_dump(mode="json")
+                report["summary"] = summarize(report["results"])
+                if out is not None:
+                    _save_out(out, report)
+                progress.advance(task)
+    report["summary"] = summarize(report["results"])
+    if out is not None:
+        _save_out(out, report)
+    return report

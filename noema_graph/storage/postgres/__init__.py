@@ -1,0 +1,1 @@
+"""PostgreSQL checkpoints: savers, inspection, retention, doctor and the event log."""

@@ -1,0 +1,1 @@
+"""The SQL layer shared by the learning store and the event log (SQLite and PostgreSQL)."""

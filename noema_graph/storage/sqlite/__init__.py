@@ -1,0 +1,1 @@
+"""SQLite checkpoint files: savers, delta history, writer thread, stores, maintenance."""

@@ -1,0 +1,1 @@
+"""Tests of noema_graph.claims: the hallucinated-action detector and its labelled sets."""

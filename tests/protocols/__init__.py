@@ -1,0 +1,1 @@
+"""Tests of noema_graph.protocols: the ReAct protocol and its guard."""

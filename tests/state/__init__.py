@@ -1,0 +1,1 @@
+"""Tests of noema_graph.state: reducers and the output contract."""
