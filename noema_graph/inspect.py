@@ -1,11 +1,14 @@
 """Inspect runs in a checkpoint database: the documented public inspection API.
 
 The logic lives in :mod:`noema_graph.storage.inspect` (it works on any saver); this module
-is its public path, as the README and notebooks use it.
+is its public path, as the README and notebooks use it: every name of that module's
+``__all__``, and the SQL and constants the CLI and the PostgreSQL reader share.
 """
 
 from __future__ import annotations
 
+from noema_graph.storage import inspect as _inspect
+from noema_graph.storage.inspect import *  # noqa: F403 -- the API is storage.inspect.__all__
 from noema_graph.storage.inspect import (
     HISTORY_SQL,
     INTERRUPT,
@@ -14,20 +17,9 @@ from noema_graph.storage.inspect import (
     RECIPE_KEY,
     SUMMARY_KEY,
     THREADS_SQL,
-    CheckpointRow,
     Rows,
     Source,
     Status,
-    ThreadRow,
-    acheckpoint,
-    ahistory,
-    athreads,
-    checkpoint,
-    fork,
-    history,
-    replay_from,
-    run_summary,
-    threads,
 )
 
 __all__ = [
@@ -38,18 +30,8 @@ __all__ = [
     "RECIPE_KEY",
     "SUMMARY_KEY",
     "THREADS_SQL",
-    "CheckpointRow",
     "Rows",
     "Source",
     "Status",
-    "ThreadRow",
-    "acheckpoint",
-    "ahistory",
-    "athreads",
-    "checkpoint",
-    "fork",
-    "history",
-    "replay_from",
-    "run_summary",
-    "threads",
 ]
+__all__ += _inspect.__all__

@@ -21,6 +21,7 @@ from typing import Any
 
 from noema_graph.config import AgentConfig
 from noema_graph.nodes.routing import active_seconds
+from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
     HookFailure,
     ReasoningStep,
@@ -30,15 +31,7 @@ from noema_graph.state.models import (
     Usage,
 )
 from noema_graph.state.outcome import run_outcome
-from noema_graph.state.output import (
-    AgentError,
-    AgentOutput,
-    AgentReasoning,
-    ExecutionMetadata,
-    TokenUsage,
-    ToolCallRecord,
-    TraceStep,
-)
+from noema_graph.state.output import ExecutionMetadata, TokenUsage, ToolCallRecord, TraceStep
 
 UNEARNED_MESSAGES: dict[str, str] = {
     "empty_result": "The run finished without a result.",

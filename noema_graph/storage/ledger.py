@@ -215,21 +215,21 @@ def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> Steps[str | No
         if (yield from _execute(database, CLAIM_SQL, params)):
             return None
         previous = yield from _status(database, thread, key)
-    except NoAtomicClaim as exc:
-        logger.warning("tool ledger: %s cannot claim atomically; refusing %s", exc, call["name"])
-        return (
-            f"Not executed: this agent's Store ({exc}) cannot record a non-idempotent call "
-            "atomically, so the call was not run (it could otherwise run twice). Use a "
-            "SQLite, PostgreSQL or in-memory Store."
-        )
-    except LedgerUnavailable as exc:
-        logger.warning("tool ledger unavailable (%s); refusing %s", exc, call["name"])
-        return (
-            f"Not executed: the tool ledger could not record this non-idempotent call ({exc}), "
-            "so it was not run (it could otherwise run twice after a crash). Try the call "
-            "again later."
-        )
+    except (NoAtomicClaim, LedgerUnavailable) as exc:
+        logger.warning("tool ledger: %s; refusing %s", exc, call["name"])
+        return _unrecorded(exc)
     return _refusal(previous) or _refusal({"status": "started"})
+
+
+def _unrecorded(exc: NoAtomicClaim | LedgerUnavailable) -> str:
+    """Return the refusal of a non-idempotent call the ledger could not record."""
+    if isinstance(exc, NoAtomicClaim):
+        why = f"this agent's Store ({exc}) cannot record a non-idempotent call atomically"
+        fix = "Use a SQLite, PostgreSQL or in-memory Store."
+    else:
+        why = f"the tool ledger could not record this non-idempotent call ({exc})"
+        fix = "Try the call again later."
+    return f"Not executed: {why}, so the call was not run (it could otherwise run twice). {fix}"
 
 
 def settle(

@@ -33,19 +33,26 @@ def sqlite_file(path: str | Path) -> Path:
             fix="use a file path or sqlite:///path (postgresql:// URLs: noema_graph.open_backend)",
         )
     target = Path(text).expanduser()
+    check_file_path(target, "checkpointer path")
+    return target
+
+
+def check_file_path(target: Path, field: str) -> None:
+    """Raise ConfigurationError naming ``field`` unless ``target`` can be a file.
+
+    Raises:
+        ConfigurationError: ``target`` is a directory, or its folder does not exist.
+    """
     if target.is_dir():
         raise ConfigurationError(
-            "checkpointer path",
-            f"{target} is a directory",
-            fix="pass a file path such as runs.sqlite",
+            field, f"{target} is a directory", fix="pass a file path such as runs.sqlite"
         )
-    if not target.parent.exists():
+    if not target.parent.is_dir():
         raise ConfigurationError(
-            "checkpointer path",
+            field,
             f"folder {target.parent} does not exist",
             fix="create the folder first or choose another path",
         )
-    return target
 
 
 PRAGMAS: tuple[str, ...] = (

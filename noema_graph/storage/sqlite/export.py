@@ -23,6 +23,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.storage.serde import serializer
+from noema_graph.storage.sqlite.connection import check_file_path
 from noema_graph.storage.sqlite.format import Format, file_format
 from noema_graph.storage.sqlite.linked_writes import resolve
 
@@ -64,10 +65,7 @@ def _checked(source: Path, target: Path) -> None:
             f"{target} already exists; export never overwrites a file",
             fix="choose another OUT path, or delete it first",
         )
-    if not target.parent.is_dir():
-        raise ConfigurationError(
-            "OUT", f"folder {target.parent} does not exist", fix="create the folder first"
-        )
+    check_file_path(target, "OUT")
 
 
 def export_stock(source: str | Path, target: str | Path) -> Exported:
