@@ -541,10 +541,8 @@ def resume(
     recipe = saved_recipe(where, thread) or Recipe(cwd=str(Path.cwd()))  # a run from Python
     if model is not None:
         recipe = recipe.model_copy(update={"model": model})
-    cancelled = status == "cancelled"
-    _execute(
-        recipe, where, thread, None, yes=yes, show=show, models=_models(ctx), restart=cancelled
-    )
+    restart = status in ("cancelled", "running")  # a run may stop while it is being cancelled
+    _execute(recipe, where, thread, None, yes=yes, show=show, models=_models(ctx), restart=restart)
 
 
 @app.command()

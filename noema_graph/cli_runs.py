@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
@@ -33,6 +34,7 @@ from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import HumanRequest, check_answer, pending
+from noema_graph.nodes.tool_node import CUT_BY_CANCEL, NOT_RUN_CANCELLED
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest
 
 RECIPE_KEY = "noema_cli_recipe"
@@ -238,14 +240,53 @@ def _raw_stderr(text: str) -> None:
     os.write(2, text.encode())
 
 
+def _checkpoint_id(config: Any) -> str:
+    return str(config["configurable"]["checkpoint_id"])
+
+
+def _made_by_a_cancel(snapshot: Any) -> bool:
+    """Return True when a pending task of ``snapshot`` saved what a cancel made.
+
+    That is a call's cancelled observation, or finalize's cancelled output: the process
+    ended (a second Ctrl-C, a kill) before the checkpoint that would have closed the step.
+    """
+    cancelled = (NOT_RUN_CANCELLED, CUT_BY_CANCEL)
+    for task in snapshot.tasks:
+        result: Mapping[str, Any] = task.result or {}
+        output = result.get("output")
+        if isinstance(output, Mapping) and (output.get("error") or {}).get("code") == "cancelled":
+            return True
+        messages = result.get("messages") or []
+        if any(isinstance(m, ToolMessage) and m.content in cancelled for m in messages):
+            return True
+    return False
+
+
+def _cut_during_a_cancel(last: Any) -> str | None:
+    """Return where a run stopped while it was being cancelled continues from, or None.
+
+    The cancel's writes wait on ``last`` (see :func:`_made_by_a_cancel`); handed back, they
+    would end the run as the cancel did. It continues before the step the cancel cut short:
+    ``last`` itself, or the one before when only finalize was left to run.
+    """
+    if not _made_by_a_cancel(last):
+        return None
+    if [task.name for task in last.tasks] == ["finalize"] and last.parent_config is not None:
+        return _checkpoint_id(last.parent_config)
+    return _checkpoint_id(last.config)
+
+
 def restart_point(graph: Any, thread: str) -> str | None:
     """Return the checkpoint a cancelled run continues from, or None if it did not stop so.
 
     A cancel routes the run to ``finalize``; the run continues from the checkpoint before
-    the step that was under way then (that step runs again, this time to its end).
+    the step that was under way then (that step runs again, this time to its end). A run
+    that stopped while it was being cancelled (Ctrl-C twice) continues the same way.
     """
     last = graph.get_state({"configurable": {"thread_id": thread}})
-    if last.next or last.parent_config is None:
+    if last.tasks:  # stopped mid-step (a step whose writes were all saved is not in ``next``)
+        return _cut_during_a_cancel(last)
+    if last.parent_config is None:
         return None
     before = graph.get_state(last.parent_config)
     if tuple(before.next) != ("finalize",) or before.parent_config is None:
