@@ -18,6 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -244,36 +245,46 @@ def _checkpoint_id(config: Any) -> str:
     return str(config["configurable"]["checkpoint_id"])
 
 
+CANCELLED_CALLS = (NOT_RUN_CANCELLED, CUT_BY_CANCEL)
+
+
 def _made_by_a_cancel(snapshot: Any) -> bool:
     """Return True when a pending task of ``snapshot`` saved what a cancel made.
 
     That is a call's cancelled observation, or finalize's cancelled output: the process
     ended (a second Ctrl-C, a kill) before the checkpoint that would have closed the step.
     """
-    cancelled = (NOT_RUN_CANCELLED, CUT_BY_CANCEL)
     for task in snapshot.tasks:
         result: Mapping[str, Any] = task.result or {}
         output = result.get("output")
         if isinstance(output, Mapping) and (output.get("error") or {}).get("code") == "cancelled":
             return True
         messages = result.get("messages") or []
-        if any(isinstance(m, ToolMessage) and m.content in cancelled for m in messages):
+        if any(isinstance(m, ToolMessage) and m.content in CANCELLED_CALLS for m in messages):
             return True
     return False
+
+
+def _step_cancelled(values: Mapping[str, Any]) -> bool:
+    """Return True when the step that wrote ``values`` was cut short by a cancel."""
+    if values.get("cancelled"):
+        return True
+    answers = takewhile(lambda m: isinstance(m, ToolMessage), reversed(values.get("messages", [])))
+    return any(m.content in CANCELLED_CALLS for m in answers)
 
 
 def _cut_during_a_cancel(last: Any) -> str | None:
     """Return where a run stopped while it was being cancelled continues from, or None.
 
-    The cancel's writes wait on ``last`` (see :func:`_made_by_a_cancel`); handed back, they
-    would end the run as the cancel did. It continues before the step the cancel cut short:
-    ``last`` itself, or the one before when only finalize was left to run.
+    Handed back, what the cancel saved would end the run as the cancel did, without the
+    call it cut (see :func:`_made_by_a_cancel`). The run continues before the step the
+    cancel cut short: ``last`` itself, or the one before when only finalize was left.
     """
-    if not _made_by_a_cancel(last):
-        return None
-    if [task.name for task in last.tasks] == ["finalize"] and last.parent_config is not None:
+    only_finalize = [task.name for task in last.tasks] == ["finalize"]
+    made = _made_by_a_cancel(last)
+    if only_finalize and last.parent_config is not None and (made or _step_cancelled(last.values)):
         return _checkpoint_id(last.parent_config)
-    return _checkpoint_id(last.config)
+    return _checkpoint_id(last.config) if made else None
 
 
 def restart_point(graph: Any, thread: str) -> str | None:

@@ -130,29 +130,38 @@ def test_a_second_ctrl_c_quits_at_once_and_resume_continues(tmp_path: Path) -> N
     assert stdout == "the answer is 42\n"
 
 
-def _forget_last(db: Path, thread: str, count: int) -> None:
-    """Remove ``thread``'s last ``count`` checkpoints (and the writes made after them)."""
+def _forget_last(db: Path, thread: str, checkpoints: int, writes: int) -> None:
+    """Remove ``thread``'s last checkpoints, and the writes of the steps after the last ones."""
+    rows = history(db, thread)
     with sqlite3.connect(db) as conn:
-        for row in history(db, thread)[-count:]:
+        for row in rows[-checkpoints:]:
             conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (row.checkpoint_id,))
+        for row in rows[-writes:]:
             conn.execute("DELETE FROM writes WHERE checkpoint_id = ?", (row.checkpoint_id,))
 
 
-@pytest.mark.parametrize("lost", [1, 2], ids=["finalize-unsaved", "tool-step-unsaved"])
+LOST = {  # what the process had not saved when it ended: (checkpoints, steps' writes)
+    "finalize-writes-saved": (1, 1),
+    "finalize-not-run": (1, 2),
+    "tool-writes-saved": (2, 2),
+}
+
+
+@pytest.mark.parametrize("lost", LOST)
 def test_a_run_quit_while_it_was_being_cancelled_runs_its_cut_call_on_resume(
-    tmp_path: Path, lost: int
+    tmp_path: Path, lost: str
 ) -> None:
-    """A second Ctrl-C may end the process after the cancel saved a step's writes (the cut
-    call's observation, finalize's cancelled output) but before the checkpoint closing them:
-    the last ``lost`` checkpoints of a cancelled run are removed to stand for that. Resume
-    does not hand those writes back (the run would end cancelled again, or answer without
-    the call): it continues before the step the cancel cut short, and the call runs."""
+    """A second Ctrl-C may end the process after the cancel saved some of its steps (the
+    cut call's observation, finalize's cancelled output) but not the checkpoint that closes
+    them: the end of a cancelled run is removed to stand for that. Resume does not keep
+    what the cancel wrote (the run would end cancelled again, or answer without the call):
+    it continues before the step the cancel cut short, and the call runs to its end."""
     run = Cli(tmp_path, "slow", "run", "Ask slow", "--db", "runs.sqlite", "--thread", "c4",
               NOEMA_TEST_SLEEP="600")  # fmt: skip
     run.wait_for("tool slow({})")
     run.proc.send_signal(signal.SIGINT)
     assert run.finish()[0] == 130
-    _forget_last(tmp_path / "runs.sqlite", "c4", lost)
+    _forget_last(tmp_path / "runs.sqlite", "c4", *LOST[lost])
     assert thread_status(tmp_path / "runs.sqlite", "c4")[0] == "running"
 
     code, stdout, stderr = _resume(tmp_path, "after-slow", "c4")
