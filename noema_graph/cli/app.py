@@ -4,6 +4,10 @@ Rich output lives here and nowhere else in the package. Graphs, models and stora
 imported inside the commands that use them, so ``noema-graph --help`` starts in a fraction
 of a second (``tests/test_imports.py`` keeps it that way). Exit codes and the one-line
 errors are in :mod:`noema_graph.cli.errors`, the live view in :mod:`noema_graph.cli.live`.
+
+A program that embeds the CLI chooses the chat model of ``run``, ``ask`` and ``resume`` with
+a :data:`ModelFactory`: ``main(argv, model_factory=...)``, or ``CliOptions(model_factory=...)``
+as click's ``obj`` (``CliRunner().invoke(app, argv, obj=CliOptions(...))`` in tests).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import uuid4
@@ -50,6 +55,8 @@ from noema_graph.storage.urls import redacted
 
 if TYPE_CHECKING:
     from datetime import timedelta
+
+    from langchain_core.language_models import BaseChatModel
 
     from noema_graph.cli.live import RunView
     from noema_graph.cli.runs import Recipe
@@ -176,6 +183,27 @@ def _finish(
         raise typer.Exit(code)
 
 
+ModelFactory = Callable[[str | None], "BaseChatModel"]
+"""Builds a run's chat model from its ``--model`` spec (None when the flag is not given)."""
+
+
+@dataclass(frozen=True)
+class CliOptions:
+    """What a program embedding the CLI sets; passed as click's ``obj`` (see :func:`main`).
+
+    ``model_factory``: builds the chat model of ``run``, ``ask`` and ``resume`` instead of
+    ``--model`` and the environment (``NOEMA_MODEL``, ...); None keeps those.
+    """
+
+    model_factory: ModelFactory | None = None
+
+
+def _models(ctx: typer.Context) -> ModelFactory:
+    """Return what builds the run's chat model: the embedding program's factory, else ours."""
+    options = ctx.find_object(CliOptions)
+    return options.model_factory if options and options.model_factory else _model
+
+
 def _model(spec: str | None) -> Any:
     """Return the chat model; say so when the environment chose it (not --model)."""
     from noema_graph.cli.model import checked_model, choice_line
@@ -226,6 +254,7 @@ YesOpt = Annotated[
 
 @app.command()
 def run(
+    ctx: typer.Context,
     args: AgentArgs,
     model: ModelOpt = None,
     db: RunDbOpt = None,
@@ -281,7 +310,8 @@ def run(
         confirm_writes=confirm_writes,
         cwd=str(Path.cwd()),
     )
-    _execute(recipe, where, thread or uuid4().hex[:12], request, yes=yes, show=show)
+    thread_id = thread or uuid4().hex[:12]
+    _execute(recipe, where, thread_id, request, yes=yes, show=show, models=_models(ctx))
 
 
 def _learning_store(data: str | None, where: Path | str) -> Path | str:
@@ -311,11 +341,13 @@ def _execute(
     *,
     yes: bool,
     show: Show,
+    models: ModelFactory,
     restart: bool = False,
 ) -> None:
     """Run (request given) or resume (None) ``thread_id``; print the output or the pause.
 
-    ``restart``: the thread was cancelled; it continues from the step the cancel cut short.
+    ``models`` builds the chat model; ``restart``: the thread was cancelled; it continues
+    from the step the cancel cut short.
     """
     from noema_graph.cli.runs import Paused, drive, open_graph, restart_point
 
@@ -323,7 +355,7 @@ def _execute(
     hint = resume_hint(thread_id, db)
     started = False
     try:
-        chat = _model(recipe.model)
+        chat = models(recipe.model)
         with open_graph(recipe, chat, db, console) as (graph, user, phrase):
             inputs = None if request is None else {"messages": [("user", phrase(request))]}
             start = restart_point(graph, thread_id) if restart else None
@@ -460,6 +492,7 @@ def _stream(graph: Any, inputs: Any, thread: str, user: str, view: RunView) -> d
 
 @app.command()
 def ask(
+    ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question.")],
     model: ModelOpt = None,
     db: DbOpt = DEFAULT_DB,
@@ -477,7 +510,7 @@ def ask(
     from noema_graph.storage.sqlite.persistence import sqlite_checkpointer, sqlite_store
 
     try:
-        chat = _model(model)
+        chat = _models(ctx)(model)
         with sqlite_checkpointer(db) as saver, sqlite_store(db) as store:
             graph = build_ask_graph(model=chat, checkpointer=saver, store=store)
             output = _stream(
@@ -491,6 +524,7 @@ def ask(
 
 @app.command()
 def resume(
+    ctx: typer.Context,
     thread: Annotated[str, typer.Argument(help="Thread id of an interrupted or paused run.")],
     model: ModelOpt = None,
     db: RunDbOpt = None,
@@ -534,7 +568,8 @@ def resume(
     recipe = saved_recipe(where, thread) or Recipe(cwd=str(Path.cwd()))  # a run from Python
     if model is not None:
         recipe = recipe.model_copy(update={"model": model})
-    _execute(recipe, where, thread, None, yes=yes, show=show, restart=status == "cancelled")
+    restart = status in ("cancelled", "running")  # a run may stop while it is being cancelled
+    _execute(recipe, where, thread, None, yes=yes, show=show, models=_models(ctx), restart=restart)
 
 
 @app.command()
@@ -656,12 +691,18 @@ def _logging(
     observability_cli.configure_logging(json=log_json, level=None if log_json else logging.ERROR)
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    """Run the CLI; a cancelled run leaves at once (its abandoned call is not waited for)."""
+def main(argv: Sequence[str] | None = None, *, model_factory: ModelFactory | None = None) -> None:
+    """Run the CLI on ``argv`` (default: the command line) and exit with its status.
+
+    ``model_factory(spec)`` builds the chat model of ``run``, ``ask`` and ``resume`` (see
+    :class:`CliOptions`). A cancelled run leaves at once (its abandoned call is not waited
+    for).
+    """
     from noema_graph.cli.cancel import hard_exit
 
+    args = None if argv is None else list(argv)
     try:
-        app(prog_name="noema-graph")
+        app(args=args, prog_name="noema-graph", obj=CliOptions(model_factory=model_factory))
     except SystemExit as exc:
         if exc.code == EXIT_CANCELLED:
             hard_exit(EXIT_CANCELLED)

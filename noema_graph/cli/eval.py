@@ -21,6 +21,8 @@ from typing import Annotated, Any
 
 import typer
 
+from noema_graph.cli.tables import Column, print_table
+
 REPLAY_PREFIX = "replay:"
 RESULTS_DIR = Path("eval-results")
 MODEL_HELP = (
@@ -112,23 +114,28 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _table(summary: dict[str, Any]) -> Any:
-    from rich.table import Table
+TABLE_TITLE = "noema-graph eval"
+TABLE_CAPTION = (
+    "pass: items scoring 1.0 (share and count); traj: trajectory match; coher: coherence; "
+    "viol: rule violations; halluc: hallucinated actions"
+)
 
-    table = Table(
-        title="noema-graph eval",
-        caption="pass: items scoring 1.0 (share and count); traj: trajectory match; "
-        "coher: coherence; viol: rule violations; halluc: hallucinated actions",
-    )
-    columns = ("agent", "items", "final", "pass", "traj", "tool P", "tool R", "coher")
-    for name in (*columns, "viol", "halluc", "tokens", "cost USD"):
-        agent_column = name == "agent"
-        table.add_column(name, justify="left" if agent_column else "right", no_wrap=agent_column)
-    table.add_column("s/item", justify="right")
-    rows = [*summary["by_agent"].items(), ("all", summary)]
-    for name, group in rows:
+
+def _columns() -> list[Column]:
+    """Return the summary's columns: the agent (never wrapped), then figures to the right."""
+    figures = ("items", "final", "pass", "traj", "tool P", "tool R", "coher", "viol", "halluc")
+    return [
+        Column("agent", no_wrap=True),
+        *(Column(name, "right") for name in (*figures, "tokens", "cost USD", "s/item")),
+    ]
+
+
+def _rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Return one row per agent of ``summary``, then the row of all of them."""
+    rows: list[list[str]] = []
+    for name, group in [*summary["by_agent"].items(), ("all", summary)]:
         rate = group.get("pass_rate")
-        table.add_row(
+        rows.append([
             name,
             f"{group['scored']}/{group['items']}",
             _fmt(group["final_score"]),
@@ -142,8 +149,13 @@ def _table(summary: dict[str, Any]) -> Any:
             _fmt(group["tokens"]),
             _fmt(group["cost_usd"], 6),
             _fmt(group["seconds_per_item"], 1),
-        )
-    return table
+        ])  # fmt: skip
+    return rows
+
+
+def print_summary(console: Any, summary: dict[str, Any]) -> None:
+    """Print the summary table on ``console`` (plain rows when it is not a terminal)."""
+    print_table(console, _columns(), _rows(summary), title=TABLE_TITLE, caption=TABLE_CAPTION)
 
 
 @eval_app.command()
@@ -202,7 +214,7 @@ def eval_command(
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    console.print(_table(report["summary"]))
+    print_summary(console, report["summary"])
     console.print(f"results: {out}")
 
 

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from noema_graph.cli.errors import DatabaseUrlOpt, resolve_database
+from noema_graph.cli.tables import Cell, Column, print_table
 from noema_graph.observability.logs import configure_logging
 from noema_graph.storage.urls import redacted
 
@@ -28,8 +29,9 @@ DbOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
+STAT_FIGURES = ("runs", "success", "avg ms", "avg iter", "avg $")
 app = typer.Typer(help="Run metrics and the event log.", no_args_is_help=True)
-console = Console()
+console = Console(soft_wrap=True)  # a long line is one line, on a terminal or piped
 
 
 def _events_or_exit(
@@ -71,9 +73,9 @@ def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOp
     if not summaries:
         console.print(f"no finished runs in {redacted(str(where))}")
         return
-    table = Table("agent", "runs", "success", "avg ms", "avg iter", "avg $", "tools", "errors")
-    for name, s in summaries.items():
-        table.add_row(
+    columns = ("agent", *(Column(h, "right") for h in STAT_FIGURES), "tools", "errors")
+    rows = [
+        (
             name,
             str(s.executions),
             f"{s.success_rate:.0%}",
@@ -83,7 +85,9 @@ def stats(db: DbOpt = None, database_url: DatabaseUrlOpt = None, as_json: JsonOp
             ", ".join(f"{t}={n}" for t, n in sorted(s.tool_usage.items())) or "-",
             ", ".join(f"{c}={r:.0%}" for c, r in sorted(s.error_rate_by_code.items())) or "-",
         )
-    console.print(table)
+        for name, s in summaries.items()
+    ]
+    print_table(console, columns, rows)
 
 
 @app.command()
@@ -112,13 +116,15 @@ def events(
         console.print(f"no events for thread {thread!r} in {shown}")
         return
     done = {(e.trace_id, e.call_id) for e in found if e.type == "tool.completed"}
-    table = Table("#", "time", "event", "step", "tool", "status", "details")
-    for e in found:
-        status = e.status or ""
-        if e.type == "tool.invoked" and (e.trace_id, e.call_id) not in done:
-            status = "[yellow]in flight[/yellow]"
-        details = json.dumps(e.data, default=str)
-        table.add_row(
-            str(e.seq), e.ts[11:23], e.type, str(e.step or ""), e.tool or "", status, details[:80]
-        )
-    console.print(table)
+    columns = ("#", "time", "event", "step", "tool", "status", Column("details", clip=80))
+    print_table(console, columns, [_event_row(e, done) for e in found])
+
+
+def _event_row(event: LoggedEvent, done: set[tuple[str | None, str | None]]) -> list[Cell]:
+    """Return the row of ``event``; a call without its ``tool.completed`` is in flight."""
+    status: Cell = event.status or ""
+    if event.type == "tool.invoked" and (event.trace_id, event.call_id) not in done:
+        status = Text("in flight", style="yellow")
+    details = json.dumps(event.data, default=str)
+    step = str(event.step or "")
+    return [str(event.seq), event.ts[11:23], event.type, step, event.tool or "", status, details]

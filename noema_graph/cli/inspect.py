@@ -17,9 +17,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from noema_graph.cli.errors import DatabaseUrlOpt
+from noema_graph.cli.tables import Column, print_table
 from noema_graph.errors import NoemaError
 from noema_graph.storage.urls import redacted
 
@@ -32,7 +32,7 @@ DbOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ThreadArg = Annotated[str, typer.Argument(help="Thread id (see `noema-graph threads`).")]
 
-console = Console()
+console = Console(soft_wrap=True)  # a long line is one line, on a terminal or piped
 
 
 def _exit(message: str, fix: str) -> None:
@@ -92,14 +92,17 @@ def threads(
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
-    table = Table("thread", "agent", "status", "updated", "iter", "tokens", "cost $", "last error")
-    for r in rows:
-        cost = "-" if r.cost is None else f"{r.cost:.6f}"
-        table.add_row(
+    if not rows:
+        console.print(f"no threads in {shown(where)}")
+        return
+    columns = ("thread", "agent", "status", "updated", "iter", "tokens", "cost $", "last error")
+    print_table(console, columns, [
+        (
             r.thread_id, r.agent or "-", r.status, r.updated[:19], str(r.iterations),
-            str(r.tokens), cost, r.last_error or "-",
-        )  # fmt: skip
-    console.print(table if rows else f"no threads in {shown(where)}")
+            str(r.tokens), "-" if r.cost is None else f"{r.cost:.6f}", r.last_error or "-",
+        )
+        for r in rows
+    ])  # fmt: skip
 
 
 def history(
@@ -119,14 +122,14 @@ def history(
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
-    table = Table("step", "node", "iter", "time", "plan step", "tokens", "paused")
-    table.add_column("checkpoint", no_wrap=True)
-    for r in rows:
-        table.add_row(
+    columns = ("step", "node", "iter", "time", "plan step", "tokens", "paused")
+    print_table(console, (*columns, Column("checkpoint", no_wrap=True)), [
+        (
             str(r.step), r.node or r.source, str(r.iteration), r.time[11:23],
             r.plan_step or "-", str(r.tokens), "yes" if r.has_interrupt else "", r.checkpoint_id,
-        )  # fmt: skip
-    console.print(table)
+        )
+        for r in rows
+    ])  # fmt: skip
 
 
 def inspect(
@@ -177,17 +180,17 @@ def _print_state(state: dict[str, Any]) -> None:
     )
     plan = state.get("plan")
     if plan is not None:
-        table = Table("#", "step", "status", title=f"plan: {plan.goal}")
-        for i, step in enumerate(plan.steps, 1):
-            table.add_row(str(i), step.description, step.status)
-        console.print(table)
-    trace = Table("#", "kind", "action", "status", "observation", title="trace")
-    for step in state.get("trace", []):
-        action = getattr(step.action, "tool", None) if step.action else None
-        trace.add_row(
-            str(step.step), step.kind, action or "-", step.status, (step.observation or "")[:80]
+        steps = [(str(i), s.description, s.status) for i, s in enumerate(plan.steps, 1)]
+        print_table(console, ("#", "step", "status"), steps, title=f"plan: {plan.goal}")
+    trace = [
+        (
+            str(step.step), step.kind, getattr(step.action, "tool", None) or "-", step.status,
+            step.observation or "",
         )
-    console.print(trace)
+        for step in state.get("trace", [])
+    ]  # fmt: skip
+    columns = ("#", "kind", "action", "status", Column("observation", clip=80))
+    print_table(console, columns, trace, title="trace")
     output = state.get("output") or {}
     if output:
         brief = {key: output.get(key) for key in ("outcome", "success", "result", "error")}

@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
@@ -32,6 +34,7 @@ from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
 from noema_graph.graphs import build_agent_graph
 from noema_graph.hitl import HumanRequest, check_answer, pending
+from noema_graph.nodes.tool_node import CUT_BY_CANCEL, NOT_RUN_CANCELLED
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest
 from noema_graph.storage.backends import open_backend
 
@@ -238,14 +241,63 @@ def _raw_stderr(text: str) -> None:
     os.write(2, text.encode())
 
 
+def _checkpoint_id(config: Any) -> str:
+    return str(config["configurable"]["checkpoint_id"])
+
+
+CANCELLED_CALLS = (NOT_RUN_CANCELLED, CUT_BY_CANCEL)
+
+
+def _made_by_a_cancel(snapshot: Any) -> bool:
+    """Return True when a pending task of ``snapshot`` saved what a cancel made.
+
+    That is a call's cancelled observation, or finalize's cancelled output: the process
+    ended (a second Ctrl-C, a kill) before the checkpoint that would have closed the step.
+    """
+    for task in snapshot.tasks:
+        result: Mapping[str, Any] = task.result or {}
+        output = result.get("output")
+        if isinstance(output, Mapping) and (output.get("error") or {}).get("code") == "cancelled":
+            return True
+        messages = result.get("messages") or []
+        if any(isinstance(m, ToolMessage) and m.content in CANCELLED_CALLS for m in messages):
+            return True
+    return False
+
+
+def _step_cancelled(values: Mapping[str, Any]) -> bool:
+    """Return True when the step that wrote ``values`` was cut short by a cancel."""
+    if values.get("cancelled"):
+        return True
+    answers = takewhile(lambda m: isinstance(m, ToolMessage), reversed(values.get("messages", [])))
+    return any(m.content in CANCELLED_CALLS for m in answers)
+
+
+def _cut_during_a_cancel(last: Any) -> str | None:
+    """Return where a run stopped while it was being cancelled continues from, or None.
+
+    Handed back, what the cancel saved would end the run as the cancel did, without the
+    call it cut (see :func:`_made_by_a_cancel`). The run continues before the step the
+    cancel cut short: ``last`` itself, or the one before when only finalize was left.
+    """
+    only_finalize = [task.name for task in last.tasks] == ["finalize"]
+    made = _made_by_a_cancel(last)
+    if only_finalize and last.parent_config is not None and (made or _step_cancelled(last.values)):
+        return _checkpoint_id(last.parent_config)
+    return _checkpoint_id(last.config) if made else None
+
+
 def restart_point(graph: Any, thread: str) -> str | None:
     """Return the checkpoint a cancelled run continues from, or None if it did not stop so.
 
     A cancel routes the run to ``finalize``; the run continues from the checkpoint before
-    the step that was under way then (that step runs again, this time to its end).
+    the step that was under way then (that step runs again, this time to its end). A run
+    that stopped while it was being cancelled (Ctrl-C twice) continues the same way.
     """
     last = graph.get_state({"configurable": {"thread_id": thread}})
-    if last.next or last.parent_config is None:
+    if last.tasks:  # stopped mid-step (a step whose writes were all saved is not in ``next``)
+        return _cut_during_a_cancel(last)
+    if last.parent_config is None:
         return None
     before = graph.get_state(last.parent_config)
     if tuple(before.next) != ("finalize",) or before.parent_config is None:

@@ -40,6 +40,11 @@ from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
 from noema_graph.tools.results import ToolResult, child_usage
 
+NOT_RUN_CANCELLED = "Not executed: the run was cancelled."
+"""The observation of a call the run's cancel stopped before it ran."""
+CUT_BY_CANCEL = "Interrupted: the run was cancelled during this call."
+"""The observation of a call the run's cancel cut short (it runs again on resume)."""
+
 
 def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
     """Answer a call the user rejected, or pause on an ask_user call; None otherwise."""
@@ -68,7 +73,7 @@ def _refusal(
     name = _name(task)
     cap = deps.config.max_tool_calls_per_step
     if ctx(runtime).aborted():
-        return "Not executed: the run was cancelled."
+        return NOT_RUN_CANCELLED
     if deps.config.tool_call_overflow == "refuse" and task["index"] >= cap:
         return (
             f"Not executed: at most {cap} tool calls run per step; "
@@ -214,7 +219,7 @@ def _run(
         timeout = timeout_of(tool, deps)
         message = _error_message(task, f"Tool {_name(task)!r} timed out after {timeout}s.")
     except Cancelled:
-        message = _error_message(task, "Interrupted: the run was cancelled during this call.")
+        message = _error_message(task, CUT_BY_CANCEL)
     except deps.config.tool_errors as exc:
         message = _failed(task, exc)
     if ledger is not None:

@@ -91,19 +91,22 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []
-    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
-    return CliRunner(), cli_module.app, models
+    options = cli_module.CliOptions(model_factory=lambda spec: models.pop(0))
+
+    def invoke(args: list[str], **kwargs: Any) -> Any:
+        return CliRunner().invoke(cli_module.app, args, obj=options, **kwargs)
+
+    return invoke, models
 
 
 def test_cli_demo_data_then_agent_run(cli: Any, scripted: Any, tmp_path: Path) -> None:
-    runner, app, models = cli
-    result = runner.invoke(app, ["demo-data", "--db", "learn.db"])
+    invoke, models = cli
+    result = invoke(["demo-data", "--db", "learn.db"])
     assert result.exit_code == 0 and "208 cards" in result.output
-    again = runner.invoke(app, ["demo-data", "--db", "learn.db"])
+    again = invoke(["demo-data", "--db", "learn.db"])
     assert again.exit_code == 2 and "already exists" in again.output
     models.append(scripted(*_calibration_script()))
-    result = runner.invoke(
-        app,
+    result = invoke(
         [
             "run",
             "calibration",
@@ -123,22 +126,22 @@ def test_cli_demo_data_then_agent_run(cli: Any, scripted: Any, tmp_path: Path) -
 
 
 def test_cli_run_writes_the_sample_when_missing(cli: Any, scripted: Any) -> None:
-    runner, app, models = cli
+    invoke, models = cli
     models.append(scripted(*_calibration_script()))
-    result = runner.invoke(app, ["run", "calibration", "x", "--user", "cleo", "--json"])
+    result = invoke(["run", "calibration", "x", "--user", "cleo", "--json"])
     assert result.exit_code == 0, result.output
     assert "had no learning data: wrote the sample" in result.output
     assert Path("noema-learning.sqlite").exists()
 
 
 def test_cli_plain_run_still_works_and_unknown_agent_fails(cli: Any, scripted: Any) -> None:
-    runner, app, models = cli
+    invoke, models = cli
     models.append(scripted(plan_reply("Answer"), text("hello there")))
-    result = runner.invoke(app, ["run", "say hello"])
+    result = invoke(["run", "say hello"])
     assert result.exit_code == 0 and "hello there" in result.stdout
-    bad = runner.invoke(app, ["run", "wizard", "do magic"])
+    bad = invoke(["run", "wizard", "do magic"])
     assert bad.exit_code == 2 and "not an agent" in bad.output
-    listing = runner.invoke(app, ["agents"])
+    listing = invoke(["agents"])
     assert listing.exit_code == 0 and "consult_diagnostic" in listing.stdout
 
 

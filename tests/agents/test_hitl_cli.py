@@ -33,7 +33,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, demo: DemoSummary) -> A
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []
-    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
+    options = cli_module.CliOptions(model_factory=lambda spec: models.pop(0))
     before = _flags(demo.path)
     assert not before & {1, 2, 3}  # the cards these tests flag start unflagged
 
@@ -42,6 +42,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, demo: DemoSummary) -> A
             cli_module.app,
             [*args, "--data", str(demo.path)] if args[0] == "run" else [*args],
             input=input,
+            obj=options,
         )
 
     return invoke, models, before

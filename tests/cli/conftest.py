@@ -16,10 +16,12 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
 
     monkeypatch.chdir(tmp_path)
     models: list[Any] = []
-    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
+    options = cli_module.CliOptions(model_factory=lambda spec: models.pop(0))
 
     def invoke(*args: str, input: str = "") -> Any:
-        return CliRunner().invoke(cli_module.app, list(args), input=input, env={"COLUMNS": "300"})
+        return CliRunner().invoke(
+            cli_module.app, list(args), input=input, env={"COLUMNS": "300"}, obj=options
+        )
 
     return invoke, models
 

@@ -5,8 +5,8 @@ script of :data:`SCRIPTS`; the general agent gets one extra tool, ``slow``, whic
 ``NOEMA_TEST_SLEEP`` seconds (default 0) and answers 42. ``NOEMA_TEST_ABORT_POLL`` sets how
 often a blocking call checks the abort switch (a long poll makes a cancel slow, so a second
 Ctrl-C can be tested). The tool touches the file ``NOEMA_TEST_MARK`` names, if set, when it starts.
-Everything else is the real CLI, entry point included (``main``:
-exit codes, signal handling).
+The model comes through the CLI's public hook (``main(argv, model_factory=...)``); everything
+else is the real CLI, entry point included (exit codes, signal handling).
 """
 
 from __future__ import annotations
@@ -48,11 +48,9 @@ def main() -> None:
     effects.ABORT_POLL_S = float(os.environ.get("NOEMA_TEST_ABORT_POLL", effects.ABORT_POLL_S))
 
     script = SCRIPTS[sys.argv[1]]()
-    cli._model = lambda spec: ScriptedChatModel(script=script)
     build = cli_runs.build_agent_graph
     cli_runs.build_agent_graph = lambda config, **kw: build(config, tools=[slow], **kw)
-    sys.argv = ["noema-graph", *sys.argv[2:]]
-    cli.main()
+    cli.main(sys.argv[2:], model_factory=lambda spec: ScriptedChatModel(script=script))
 
 
 if __name__ == "__main__":

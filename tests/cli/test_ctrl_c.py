@@ -11,13 +11,17 @@ import json
 import os
 import queue
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from noema_graph.cli.runs import CANCELLING, thread_status
+from noema_graph.inspect import history
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD_S = 120.0
@@ -54,6 +58,13 @@ class Cli:
             if text in line:
                 return
             assert line, f"{text!r} never came: {''.join(self.seen)}"
+
+    def wait_for_file(self, path: Path) -> None:
+        """Wait until ``path`` exists (the slow tool touches it when it starts)."""
+        deadline = time.monotonic() + GUARD_S
+        while not path.exists():
+            assert time.monotonic() < deadline and self.proc.poll() is None, self.finish()
+            time.sleep(0.05)
 
     def finish(self) -> tuple[int, str, str]:
         """Wait for the exit; return the exit code, stdout and all of stderr."""
@@ -96,9 +107,14 @@ def test_one_ctrl_c_cancels_gracefully_and_resume_continues(tmp_path: Path) -> N
 
 def test_a_second_ctrl_c_quits_at_once_and_resume_continues(tmp_path: Path) -> None:
     # the abort switch is polled only every 600 s: the first Ctrl-C cannot end the call
+    mark = tmp_path / "started"
     run = Cli(tmp_path, "slow", "run", "Ask slow", "--db", "runs.sqlite", "--thread", "c2",
-              NOEMA_TEST_SLEEP="600", NOEMA_TEST_ABORT_POLL="600")  # fmt: skip
+              NOEMA_TEST_SLEEP="600", NOEMA_TEST_ABORT_POLL="600",
+              NOEMA_TEST_MARK=str(mark))  # fmt: skip
     run.wait_for("tool slow({})")
+    # the line comes before the call's last abort check: a Ctrl-C in between would refuse
+    # the call and let the run finalize; once the tool itself runs, nothing checks until 600 s
+    run.wait_for_file(mark)
     run.proc.send_signal(signal.SIGINT)
     run.wait_for(CANCELLING)
     run.proc.send_signal(signal.SIGINT)
@@ -114,14 +130,54 @@ def test_a_second_ctrl_c_quits_at_once_and_resume_continues(tmp_path: Path) -> N
     assert stdout == "the answer is 42\n"
 
 
+def _forget_last(db: Path, thread: str, checkpoints: int, writes: int) -> None:
+    """Remove ``thread``'s last checkpoints, and the writes of the steps after the last ones."""
+    rows = history(db, thread)
+    with sqlite3.connect(db) as conn:
+        for row in rows[-checkpoints:]:
+            conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (row.checkpoint_id,))
+        for row in rows[-writes:]:
+            conn.execute("DELETE FROM writes WHERE checkpoint_id = ?", (row.checkpoint_id,))
+
+
+LOST = {  # what the process had not saved when it ended: (checkpoints, steps' writes)
+    "finalize-writes-saved": (1, 1),
+    "finalize-not-run": (1, 2),
+    "tool-writes-saved": (2, 2),
+}
+
+
+@pytest.mark.parametrize("lost", LOST)
+def test_a_run_quit_while_it_was_being_cancelled_runs_its_cut_call_on_resume(
+    tmp_path: Path, lost: str
+) -> None:
+    """A second Ctrl-C may end the process after the cancel saved some of its steps (the
+    cut call's observation, finalize's cancelled output) but not the checkpoint that closes
+    them: the end of a cancelled run is removed to stand for that. Resume does not keep
+    what the cancel wrote (the run would end cancelled again, or answer without the call):
+    it continues before the step the cancel cut short, and the call runs to its end."""
+    run = Cli(tmp_path, "slow", "run", "Ask slow", "--db", "runs.sqlite", "--thread", "c4",
+              NOEMA_TEST_SLEEP="600")  # fmt: skip
+    run.wait_for("tool slow({})")
+    run.proc.send_signal(signal.SIGINT)
+    assert run.finish()[0] == 130
+    _forget_last(tmp_path / "runs.sqlite", "c4", *LOST[lost])
+    assert thread_status(tmp_path / "runs.sqlite", "c4")[0] == "running"
+
+    code, stdout, stderr = _resume(tmp_path, "after-slow", "c4")
+    assert code == 0, stderr
+    assert stdout == "the answer is 42\n" and "-> ok" in stderr  # the cut call ran, to its end
+    status, output = thread_status(tmp_path / "runs.sqlite", "c4")
+    assert status == "finished" and output["success"]
+    steps = output["reasoning"]["steps"]
+    assert [s["observation"] for s in steps if s["kind"] == "tool"] == ["42"]
+
+
 def test_json_mode_of_a_cancelled_run(tmp_path: Path) -> None:
     mark = tmp_path / "started"
     run = Cli(tmp_path, "slow", "run", "Ask slow", "--db", "runs.sqlite", "--thread", "c3",
               "--json", NOEMA_TEST_SLEEP="600", NOEMA_TEST_MARK=str(mark))  # fmt: skip
-    deadline = time.monotonic() + GUARD_S
-    while not mark.exists():  # --json prints no progress: the tool says it started
-        assert time.monotonic() < deadline and run.proc.poll() is None, run.finish()
-        time.sleep(0.05)
+    run.wait_for_file(mark)  # --json prints no progress: the tool says it started
     run.proc.send_signal(signal.SIGINT)
     code, stdout, stderr = run.finish()
     assert code == 130, stderr

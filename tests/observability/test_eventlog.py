@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from noema_graph.observability import EventLog, read_events
 from tests.helpers import TOOLS, cfg
 from tests.observability.conftest import THREAD, Telemetry
 from tests.scripted import call, plan_reply, text, tools_reply
+from tests.storage.crash_agent import saved_answers, wait_mid_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,12 +99,8 @@ def test_sigkill_mid_tool_leaves_the_call_in_flight(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "in_flight").exists():
-        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-        assert time.monotonic() < deadline, "the run never reached the hanging tool"
-        time.sleep(0.05)
-    time.sleep(0.3)  # let the concurrent call c2 finish
+    # c3 hangs; the concurrent call c2 has finished (its answer is saved)
+    wait_mid_tool(proc, tmp_path / "in_flight", lambda: saved_answers(db))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
 

@@ -32,8 +32,8 @@ RUNS = {  # thread: (script, extra run arguments, exit code)
 TIMES_AND_IDS = {"created", "updated", "time", "timestamp", "checkpoint_id", "parent_id", "step_id"}
 
 
-def _invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli.app, list(args), env={"COLUMNS": "300"})
+def _invoke(*args: str, options: cli.CliOptions | None = None) -> Result:
+    return CliRunner().invoke(cli.app, list(args), env={"COLUMNS": "300"}, obj=options)
 
 
 def _run_all(monkeypatch: pytest.MonkeyPatch, where: list[str]) -> None:
@@ -41,8 +41,8 @@ def _run_all(monkeypatch: pytest.MonkeyPatch, where: list[str]) -> None:
     monkeypatch.setattr(cli_runs, "build_agent_graph", lambda c, **kw: BUILD(c, tools=[slow], **kw))
     for thread, (script, extra, code) in RUNS.items():
         replies = SCRIPTS[script]()
-        monkeypatch.setattr(cli, "_model", lambda spec, r=replies: ScriptedChatModel(script=r))
-        done = _invoke("run", *where, "--thread", thread, *extra, "--quiet", "go")
+        options = cli.CliOptions(model_factory=lambda spec, r=replies: ScriptedChatModel(script=r))
+        done = _invoke("run", *where, "--thread", thread, *extra, "--quiet", "go", options=options)
         assert done.exit_code == code, (thread, done.output)
 
 

@@ -38,8 +38,12 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     monkeypatch.delenv("NOEMA_DATABASE_URL", raising=False)
     monkeypatch.delenv("NOEMA_LEARNING_DB", raising=False)
     models: list[Any] = []
-    monkeypatch.setattr(cli_module, "_model", lambda spec: models.pop(0))
-    return CliRunner(), cli_module.app, models
+    options = cli_module.CliOptions(model_factory=lambda spec: models.pop(0))
+
+    def invoke(args: list[str], **kwargs: Any) -> Any:
+        return CliRunner().invoke(cli_module.app, args, obj=options, **kwargs)
+
+    return invoke, models
 
 
 def _governance_script(bad: list[int], scanned: int, kinds: dict[int, Any]) -> list[Any]:
@@ -61,11 +65,11 @@ def _governance_script(bad: list[int], scanned: int, kinds: dict[int, Any]) -> l
 def test_demo_data_and_an_agent_run_on_postgres(
     cli: Any, scripted: Any, pg_url: str, tmp_path: Path
 ) -> None:
-    runner, app, models = cli
-    result = runner.invoke(app, ["demo-data", "--database-url", pg_url])
+    invoke, models = cli
+    result = invoke(["demo-data", "--database-url", pg_url])
     assert result.exit_code == 0, result.output
     assert "208 cards" in result.output and pg_url.split("@")[-1] in result.output
-    again = runner.invoke(app, ["demo-data", "--database-url", pg_url])
+    again = invoke(["demo-data", "--database-url", pg_url])
     assert again.exit_code == 2 and "already holds learning data" in again.output
     assert _count(pg_url, "SELECT count(*) FROM users") == 3
 
@@ -75,7 +79,7 @@ def test_demo_data_and_an_agent_run_on_postgres(
     bad = sorted(kinds)
     models.append(scripted(*_governance_script(bad, report.cards_scanned, kinds)))
     args = ["run", "governance", "Check the cards.", "--database-url", pg_url]
-    result = runner.invoke(app, [*args, "--thread", "g1", "--json"])
+    result = invoke([*args, "--thread", "g1", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["metadata"]["agent_name"] == "governance"
     # the tool wrote into PostgreSQL, next to the run's checkpoints; no SQLite file appeared
@@ -89,7 +93,7 @@ def test_demo_data_and_an_agent_run_on_postgres(
 
 
 def test_run_writes_the_sample_into_an_empty_postgres(cli: Any, scripted: Any, pg_url: str) -> None:
-    runner, app, models = cli
+    invoke, models = cli
     models.append(
         scripted(
             plan_reply("Measure"),
@@ -99,7 +103,7 @@ def test_run_writes_the_sample_into_an_empty_postgres(cli: Any, scripted: Any, p
         )
     )
     args = ["run", "calibration", "Calibrated?", "--user", "cleo", "--json"]
-    result = runner.invoke(app, args, env={"NOEMA_DATABASE_URL": pg_url})
+    result = invoke(args, env={"NOEMA_DATABASE_URL": pg_url})
     assert result.exit_code == 0, result.output
     assert "had no learning data: wrote the sample" in result.output
     assert _count(pg_url, "SELECT count(*) FROM cards") == 208

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from noema_graph.storage.ledger import aentries, claim, entries, settle
 from tests.helpers import cfg
 from tests.postgres.pg_agent import make_mark
 from tests.scripted import call, plan_reply, text, tools_reply
+from tests.storage.crash_agent import answered_calls, wait_mid_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,23 @@ def _step(url: str, thread: str, step: str, mode: str, marks: Path) -> str:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+SAVED_ANSWERS = (
+    "SELECT w.type, w.blob FROM checkpoint_writes w JOIN checkpoints c"
+    " USING (thread_id, checkpoint_ns, checkpoint_id)"
+    " WHERE w.thread_id = %s AND w.channel = 'messages'"
+)
+
+
+def _saved_answers(url: str, thread: str) -> set[str]:
+    """Return the calls of ``thread`` whose answers PostgreSQL holds, with their checkpoint."""
+    with psycopg.connect(url) as conn:
+        try:
+            rows = conn.execute(SAVED_ANSWERS, (thread,)).fetchall()
+        except psycopg.errors.UndefinedTable:  # the saver has not created its tables yet
+            return set()
+    return answered_calls((kind, bytes(blob)) for kind, blob in rows)
 
 
 def _count(url: str, table: str, thread: str) -> int:
@@ -71,12 +88,8 @@ def test_a_crash_mid_call_is_not_repeated_on_resume(
     marks = tmp_path / "marks.txt"
     args = [sys.executable, "-m", "tests.postgres.pg_agent", pg_url, "k1", "crash", "sync"]
     proc = subprocess.Popen([*args, str(marks)], cwd=ROOT, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not ((tmp_path / "in_flight").exists() and marks.exists()):
-        assert proc.poll() is None, proc.stderr.read().decode()[-3000:] if proc.stderr else ""
-        assert time.monotonic() < deadline, "the run never reached the hanging call"
-        time.sleep(0.05)
-    time.sleep(0.5)  # let the concurrent call c2 finish and its writes reach PostgreSQL
+    # c3 hangs; the concurrent call c2 has finished and its answer reached PostgreSQL
+    wait_mid_tool(proc, tmp_path / "in_flight", lambda: _saved_answers(pg_url, "k1"))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert marks.read_text() == "1\n2\n"

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from noema_graph.persistence import async_sqlite_checkpointer, connect, serializ
 from noema_graph.storage.sqlite import liveness
 from tests.helpers import TOOLS, cfg
 from tests.scripted import call, plan_reply, text, tools_reply
+from tests.storage.crash_agent import saved_answers, wait_mid_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT: list[int] = []
@@ -145,11 +145,7 @@ def test_a_thread_killed_mid_tool_is_failed_once_its_process_is_gone(tmp_path: P
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "in_flight").exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.3)
+    wait_mid_tool(proc, tmp_path / "in_flight", lambda: saved_answers(db))  # c3 hangs
     (alive,) = threads(db)  # the process hangs in a tool: still running
     assert (alive.thread_id, alive.status, alive.last_error) == ("crash", "running", None)
     os.kill(proc.pid, signal.SIGKILL)

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from noema_graph.persistence import serializer
 from noema_graph.state.models import TaskPlan, TaskStep
 from tests.helpers import cfg
 from tests.scripted import call, plan_reply, text, tools_reply
-from tests.storage.crash_agent import make_mark
+from tests.storage.crash_agent import make_mark, saved_answers, wait_mid_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,12 +36,8 @@ def _start_crashing_run(db: Path, ledger: Path, *mode: str) -> subprocess.Popen[
 
 def _crash_mid_tool(db: Path, ledger: Path, *mode: str) -> None:
     proc = _start_crashing_run(db, ledger, *mode)
-    deadline = time.monotonic() + 60
-    while not (ledger.parent / "in_flight").exists():
-        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-        assert time.monotonic() < deadline, "the run never reached the hanging tool"
-        time.sleep(0.05)
-    time.sleep(0.3)  # let the concurrent call c2 finish and be checkpointed
+    # c3 hangs; the concurrent call c2 has finished and its answer is checkpointed
+    wait_mid_tool(proc, ledger.parent / "in_flight", lambda: saved_answers(db))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert ledger.read_text() == "1\n2\n"
