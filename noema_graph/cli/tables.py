@@ -73,19 +73,10 @@ def plain_table(
     return "\n".join([*([title] if title else []), *text, *([caption] if caption else [])]) + "\n"
 
 
-def rich_table(
-    columns: Sequence[str | Column],
-    rows: Iterable[Sequence[Cell]],
-    *,
-    title: str | None = None,
-    caption: str | None = None,
-) -> Table:
+def _rich_table(columns: Sequence[str | Column], rows: Iterable[Sequence[Cell]]) -> Table:
     """Return the table as a rich :class:`~rich.table.Table` (cells clipped as columns say)."""
     specs = [_column(c) for c in columns]
-    table = Table(
-        title=None if title is None else Text(title),
-        caption=None if caption is None else Text(caption),
-    )
+    table = Table()
     for spec in specs:
         table.add_column(spec.header, justify=spec.justify, no_wrap=spec.no_wrap)
     for row in rows:
@@ -110,7 +101,10 @@ def print_table(
 ) -> None:
     """Print the table on ``console``: rich on a terminal, :func:`plain_table` otherwise."""
     if console.is_terminal:
-        console.print(rich_table(columns, rows, title=title, caption=caption), soft_wrap=False)
+        table = _rich_table(columns, rows)
+        table.title = None if title is None else Text(title)
+        table.caption = None if caption is None else Text(caption)
+        console.print(table, soft_wrap=False)
         return
     console.file.write(plain_table(columns, rows, title=title, caption=caption))
     console.file.flush()

@@ -63,11 +63,8 @@ class MemoryManager:
         thread_id: str | None = None,
         embedder: Embeddings | None = None,
     ) -> None:
-        self.store_backend = store
-        self.user_id = user_id
-        self.agent = agent
-        self.thread_id = thread_id
-        self.embedder = embedder
+        self.store_backend, self.embedder = store, embedder
+        self.user_id, self.agent, self.thread_id = user_id, agent, thread_id
         self._persistent = persistent_namespace(user_id, agent)
         self._working = working_namespace(thread_id) if thread_id is not None else None
 

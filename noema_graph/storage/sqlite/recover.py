@@ -58,13 +58,8 @@ class Recovery:
 
     def to_dict(self) -> dict[str, Any]:
         """Return what happened as a JSON-ready dict."""
-        return {
-            "out": str(self.out),
-            "method": self.method,
-            "rows": self.rows,
-            "dropped": self.dropped,
-            "report": None if self.report is None else self.report.to_dict(),
-        }
+        report = None if self.report is None else self.report.to_dict()
+        return {**vars(self), "out": str(self.out), "report": report}
 
     def lines(self) -> list[str]:
         """Return what happened as text lines."""
