@@ -224,7 +224,8 @@ def plain_line(event: Event) -> str | None:
     kind = event.get("type")
     if kind == "plan_created":
         steps = "".join(f"\n  {i}. {escape(str(s))}" for i, s in enumerate(event["steps"], 1))
-        return f"[bold]plan[/bold] {escape(str(event['goal']))}{steps}"
+        goal = " ".join(str(event["goal"]).split())  # the request's lines, on the plan's one
+        return f"[bold]plan[/bold] {escape(goal)}{steps}"
     if kind == "tool_call_start":
         return (
             f"[cyan]tool[/cyan] {escape(str(event['tool']))}({escape(_args(event.get('input')))})"

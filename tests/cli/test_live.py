@@ -133,6 +133,11 @@ def test_events_of_turns_task_chunks_into_node_events() -> None:
     assert events_of("updates", {"plan": {}}) == []
 
 
+def test_a_plan_line_holds_the_request_on_one_line() -> None:
+    event = {"type": "plan_created", "goal": "Is it right?\n\n[learner: ben]", "steps": ["a"]}
+    assert plain_line(event) == "[bold]plan[/bold] Is it right? \\[learner: ben]\n  1. a"
+
+
 def test_plain_lines_escape_markup() -> None:
     line = plain_line({"type": "tool_call_start", "call_id": "1", "tool": "t", "input": "[red]x"})
     assert line is not None and _text(line).strip() == 'tool t("[red]x")'
