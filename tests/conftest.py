@@ -7,6 +7,7 @@ import os
 import socket
 from collections.abc import Iterator
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
@@ -81,3 +82,9 @@ def pg_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PostgresServer) -> str:
+    """Return the URL of a new, empty database on the session's PostgreSQL server."""
+    return pg_server.create_database(f"t_{uuid4().hex[:12]}")

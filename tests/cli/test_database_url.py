@@ -1,7 +1,7 @@
 """The inspection commands pick their database as ``run`` does: --db, --database-url, env.
 
 SQLite here (``sqlite:///`` URLs, the environment variable, the flag errors); the PostgreSQL
-side is ``tests/postgres/test_inspect_cli.py``.
+side is ``tests/cli/test_inspect_cli_postgres.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scale-out fixtures: the session's PostgreSQL (:mod:`tests.postgres.conftest`) and Aegra.
+"""Scale-out fixtures: the session's PostgreSQL (`pg_url` in :mod:`tests.conftest`) and Aegra.
 
 Aegra lives in its own virtualenv (``deploy/install_aegra.sh``; it needs Python >= 3.12). When
 it is missing the tests skip, saying so loudly; under CI (``CI`` set) they fail instead.

@@ -1,6 +1,6 @@
 """One step of an agent run on PostgreSQL, in its own process, for the resume tests.
 
-Usage: ``python -m tests.postgres.pg_agent URL THREAD STEP sync|async MARKS``
+Usage: ``python -m tests.storage.pg_agent URL THREAD STEP sync|async MARKS``
 
 STEP ``pause`` starts a run whose non-idempotent tool ``mark`` needs the user's approval and
 exits at the pause; ``resume`` approves it from a new backend (new pool, new saver) and prints

@@ -1,6 +1,6 @@
 """Agent runs checkpointed in a real PostgreSQL: pause and resume across processes, the ledger.
 
-Each step runs in its own process (:mod:`tests.postgres.pg_agent`) with its own backend, so a
+Each step runs in its own process (:mod:`tests.storage.pg_agent`) with its own backend, so a
 resume reads only what PostgreSQL holds.
 """
 
@@ -22,16 +22,16 @@ from noema_graph import build_agent_graph, open_async_backend, open_backend
 from noema_graph.effects import adrive
 from noema_graph.storage.ledger import aentries, claim, entries, settle
 from tests.helpers import cfg
-from tests.postgres.pg_agent import make_mark
 from tests.scripted import call, plan_reply, text, tools_reply
 from tests.storage.crash_agent import answered_calls, wait_mid_tool
+from tests.storage.pg_agent import make_mark
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _step(url: str, thread: str, step: str, mode: str, marks: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "tests.postgres.pg_agent", url, thread, step, mode, str(marks)],
+        [sys.executable, "-m", "tests.storage.pg_agent", url, thread, step, mode, str(marks)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -86,7 +86,7 @@ def test_a_crash_mid_call_is_not_repeated_on_resume(
 ) -> None:
     """SIGKILL while a non-idempotent call runs: resume refuses to run it a second time."""
     marks = tmp_path / "marks.txt"
-    args = [sys.executable, "-m", "tests.postgres.pg_agent", pg_url, "k1", "crash", "sync"]
+    args = [sys.executable, "-m", "tests.storage.pg_agent", pg_url, "k1", "crash", "sync"]
     proc = subprocess.Popen([*args, str(marks)], cwd=ROOT, stderr=subprocess.PIPE)
     # c3 hangs; the concurrent call c2 has finished and its answer reached PostgreSQL
     wait_mid_tool(proc, tmp_path / "in_flight", lambda: _saved_answers(pg_url, "k1"))
