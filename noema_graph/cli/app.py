@@ -112,7 +112,7 @@ def _compact(where: Path | str, compact: bool) -> None:
         return
     if isinstance(where, str):
         usage_error("--compact applies to SQLite files only", "drop --compact for PostgreSQL")
-    from noema_graph.persistence import make_compact
+    from noema_graph.storage.sqlite.persistence import make_compact
 
     make_compact(where)
 

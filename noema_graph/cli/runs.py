@@ -302,7 +302,7 @@ def restart_point(graph: Any, thread: str) -> str | None:
     before = graph.get_state(last.parent_config)
     if tuple(before.next) != ("finalize",) or before.parent_config is None:
         return None
-    return str(before.parent_config["configurable"]["checkpoint_id"])
+    return _checkpoint_id(before.parent_config)
 
 
 ThreadStatus = Literal["unknown", "running", "paused", "finished", "cancelled"]

@@ -107,8 +107,9 @@ def _convert(src: sqlite3.Connection, target: Path) -> tuple[int, int]:
     """Store every checkpoint and write of ``target`` (a copy of ``src``) in the stock format."""
     with closing(sqlite3.connect(target, isolation_level=None)) as out:
         out.execute("BEGIN IMMEDIATE")
-        checkpoints = _convert_checkpoints(src, out, serializer())
-        writes = _convert_writes(src, out, serializer())
+        serde = serializer()
+        checkpoints = _convert_checkpoints(src, out, serde)
+        writes = _convert_writes(src, out, serde)
         out.execute("PRAGMA application_id=0")
         out.execute("COMMIT")
         out.execute("VACUUM")

@@ -2,10 +2,11 @@
 
 A stock file holds LangGraph's plain msgpack values: ``SqliteSaver`` with its default
 serializer lists and loads every checkpoint. A compact file (``sqlite_checkpointer(path,
-compact=True)``, ``noema-graph run --compact``) stores large values zlib-compressed and a
-trace step's observation as a reference to its ToolMessage; only noema's serializer reads it
-(``SqliteSaver(conn, serde=noema_graph.persistence.serializer())``), and ``noema-graph export
---stock`` converts it. A compact file carries :data:`COMPACT_APPLICATION_ID` as its SQLite
+compact=True)``, ``noema-graph run --compact``) stores large values zlib-compressed (older
+compact files also stored a trace step's observation as a reference to its ToolMessage);
+only noema's serializer reads it (``SqliteSaver(conn,
+serde=noema_graph.persistence.serializer())``), and ``noema-graph export --stock`` converts
+it. A compact file carries :data:`COMPACT_APPLICATION_ID` as its SQLite
 ``application_id``; files noema wrote before the marker existed were all compact and are
 recognised by their rows (:func:`file_format`).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal
 
+from noema_graph.state.models import OBSERVATION_FROM
 from noema_graph.storage.serde import COMPRESSED
 from noema_graph.storage.sqlite.damage import is_corrupt
 
@@ -56,7 +58,7 @@ def file_format(conn: sqlite3.Connection) -> Format:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not {"checkpoints", "writes"} <= tables:
         return "stock"
-    params = ((COMPRESSED,), (COMPRESSED,), (b"observation_from",))
+    params = ((COMPRESSED,), (COMPRESSED,), (OBSERVATION_FROM.encode(),))
     legacy = any(
         conn.execute(sql, p).fetchone() for sql, p in zip(_LEGACY_SQL, params, strict=True)
     )
