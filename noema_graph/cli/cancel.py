@@ -18,6 +18,9 @@ from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import NoReturn
 
+WATCHER_JOIN_S = 5.0
+"""How long leaving the block waits for the watcher to act on a last press and stop."""
+
 
 def hard_exit(code: int) -> NoReturn:
     """Flush stdout and stderr and end the process now, without waiting for worker threads.
@@ -29,6 +32,37 @@ def hard_exit(code: int) -> NoReturn:
         with suppress(OSError, ValueError):  # a closed pipe or stream: nothing to flush
             stream.flush()
     os._exit(code)
+
+
+class _Presses:
+    """Counts Ctrl-C presses: the first cancels, the second leaves at once."""
+
+    def __init__(
+        self,
+        abort: threading.Event,
+        on_cancel: Callable[[], None],
+        on_exit: Callable[[], None],
+        exit_code: int,
+    ) -> None:
+        self._abort, self._on_cancel, self._on_exit = abort, on_cancel, on_exit
+        self._exit_code = exit_code
+
+    def press(self) -> None:
+        if self._abort.is_set():
+            self._on_exit()
+            hard_exit(self._exit_code)
+        else:
+            self._abort.set()
+            self._on_cancel()
+
+    def watch(self, read: int) -> None:
+        """Act on each SIGINT byte the signal machinery writes to ``read``, until it closes."""
+        try:
+            while chunk := os.read(read, 64):
+                for _ in range(chunk.count(int(signal.SIGINT))):
+                    self.press()
+        finally:
+            os.close(read)
 
 
 @contextmanager
@@ -44,20 +78,31 @@ def ctrl_c_cancels(
     The second calls ``on_exit`` and ends the process with ``exit_code`` at once. Outside
     the main thread (where signals cannot be handled) the block runs unchanged. The previous
     handler is restored on exit.
+
+    The presses are acted on by a watcher thread that reads the signal wakeup fd, not by a
+    Python-level handler: the kernel may deliver SIGINT to any thread, and a Python handler
+    only runs once the main thread wakes up, which, while it waits for a graph step
+    without a timeout, is when the step ends (a cancel would wait for the whole tool call).
     """
     if threading.current_thread() is not threading.main_thread():
         yield abort
         return
 
-    def handle(signum: int, frame: FrameType | None) -> None:
-        if abort.is_set():
-            on_exit()
-            hard_exit(exit_code)
-        abort.set()
-        on_cancel()
-
-    previous = signal.signal(signal.SIGINT, handle)
+    presses = _Presses(abort, on_cancel, on_exit, exit_code)
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous = signal.signal(signal.SIGINT, _ignore)  # the C handler still writes the fd
+    previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    watcher = threading.Thread(target=presses.watch, args=(read,), name="noema-ctrl-c", daemon=True)
+    watcher.start()
     try:
         yield abort
     finally:
+        signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGINT, previous)
+        os.close(write)  # the watcher reads the end of the pipe and stops
+        watcher.join(timeout=WATCHER_JOIN_S)
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    """The Python-level SIGINT handler: the watcher thread acts on the press instead."""
