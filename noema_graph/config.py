@@ -10,9 +10,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.tools import ToolException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from noema_graph.errors import ConfigurationError, NoemaError
+from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
 
@@ -195,6 +204,12 @@ class AgentConfig(BaseModel):
         description="Output-schema fields filled from tool results, never generated: field -> "
         "source (noema_graph.grounding.sources), e.g. {'brier': 'compute_calibration:brier'}.",
     )
+    answer_openings: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Text fields whose first words are filled from tool results; the model "
+        "writes the rest: field -> template (noema_graph.grounding.openings), e.g. "
+        "{'advice': 'You are {compute_calibration:direction}: ...'}.",
+    )
     check_claims: bool = Field(
         default=False,
         description="Check the answer and thoughts for claimed effects (created, flagged, "
@@ -223,21 +238,26 @@ class AgentConfig(BaseModel):
             }
         return data
 
-    @field_validator("answer_sources")
+    @field_validator("answer_sources", "answer_openings")
     @classmethod
-    def _sources_parse(cls, value: dict[str, str]) -> dict[str, str]:
-        for source in value.values():
-            parse_source(source)
+    def _sources_parse(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        parse = parse_source if info.field_name == "answer_sources" else parse_opening
+        for text in value.values():
+            parse(text)
         return value
 
     @model_validator(mode="after")
     def _sources_name_fields(self) -> AgentConfig:
-        if self.answer_sources:
-            fields = self.output_schema.model_fields if self.output_schema else {}
-            unknown = sorted(self.answer_sources.keys() - fields.keys())
-            if unknown:
-                msg = f"answer_sources names fields {unknown} the output_schema does not have"
+        fields = self.output_schema.model_fields if self.output_schema else {}
+        for key, named in (
+            ("answer_sources", self.answer_sources),
+            ("answer_openings", self.answer_openings),
+        ):
+            if unknown := sorted(named.keys() - fields.keys()):
+                msg = f"{key} names fields {unknown} the output_schema does not have"
                 raise ValueError(msg)
+        if problem := opening_problem(self.answer_openings, self.answer_sources, fields):
+            raise ValueError(f"answer_openings: {problem}")
         return self
 
     @field_validator("output_schema")

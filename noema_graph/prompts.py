@@ -84,6 +84,45 @@ def without_examples(instructions: str) -> str:
     return head.rstrip() if found else instructions
 
 
+_EXAMPLE_START = re.compile(r"\n\s*\n(?=Example \d+:)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
+_FIRST_LINE = re.compile(r"^Example \d+:")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _observed_words(example: str) -> set[str]:
+    """Return the words of an example's ``Observation:`` lines (all its words if it has none)."""
+    lines = [line for line in example.splitlines() if line.startswith("Observation:")]
+    return _words("\n".join(lines) if lines else example)
+
+
+def nearest_example(instructions: str, observations: str) -> str:
+    """Return ``instructions`` with only the worked example nearest ``observations``.
+
+    The examples (from :data:`EXAMPLES_HEADING` on, ``Example N:`` blocks) are compared by
+    the words of their observations with the run's own (Jaccard overlap; the first wins a
+    tie), so the answer is written after the example whose tool results read like the
+    run's: measured on the embedded 135M model, with an over- and an under-confident
+    example side by side it wrote one's advice for the other's learner. One example also
+    keeps the answer prompt short.
+    """
+    head, found, shots = instructions.partition(EXAMPLES_HEADING)
+    examples = _EXAMPLE_START.split(shots.strip()) if found else []
+    if len(examples) < 2:
+        return instructions
+    seen = _words(observations)
+
+    def overlap(example: str) -> float:
+        words = _observed_words(example)
+        return len(words & seen) / len(words | seen) if words | seen else 0.0
+
+    best = _FIRST_LINE.sub("Example 1:", max(examples, key=overlap))  # first of equals wins
+    return f"{head}{EXAMPLES_HEADING}\n{best}"
+
+
 PLAN = PromptTemplate(
     "plan",
     "1.0.0",

@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 Reply = AIMessage | BaseException | Callable[[list[BaseMessage]], AIMessage]
@@ -37,6 +38,7 @@ class ScriptedChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _prompts: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _bound: list[list[str]] = PrivateAttr(default_factory=list)
+    _schemas: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -52,7 +54,13 @@ class ScriptedChatModel(BaseChatModel):
         """Tool names of every bind_tools call, in order."""
         return self._bound
 
+    @property
+    def bound_schemas(self) -> list[dict[str, Any]]:
+        """The JSON schema of every tool bound so far (a structured output's too), in order."""
+        return self._schemas
+
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        self._schemas.extend(convert_to_openai_tool(t)["function"] for t in tools)
         names = []
         for tool in tools:
             if isinstance(tool, BaseTool):

@@ -16,6 +16,7 @@ from pydantic import (
 
 from noema_graph.config import AgentConfig, Permission, PlannedStep
 from noema_graph.errors import ConfigurationError
+from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
@@ -62,6 +63,8 @@ class AgentDefinition(BaseModel):
         plan: The default plan (see :class:`~noema_graph.config.PlannedStep`): a model that
             does not plan follows it, one that plans refines it.
         answer_sources: Output fields filled from tool results, never generated.
+        answer_openings: Text fields whose first words are filled from tool results (see
+            :mod:`~noema_graph.grounding.openings`); the model writes the rest.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -83,6 +86,7 @@ class AgentDefinition(BaseModel):
     confirm_non_idempotent: bool = False
     plan: tuple[PlannedStep, ...] = ()
     answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
+    answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -165,6 +169,19 @@ class AgentDefinition(BaseModel):
             self._check_source(f"answer_sources.{field}", source)
         return self
 
+    @model_validator(mode="after")
+    def _openings_name_own_fields(self) -> AgentDefinition:
+        fields = self.output_schema.model_fields
+        if unknown := sorted(self.answer_openings.keys() - fields.keys()):
+            msg = f"answer_openings: {self.output_schema.__name__} has no fields {unknown}"
+            raise ValueError(msg)
+        if problem := opening_problem(self.answer_openings, self.answer_sources, fields):
+            raise ValueError(f"answer_openings: {problem}")
+        for field, template in self.answer_openings.items():
+            for source in parse_opening(template).sources:
+                self._check_source(f"answer_openings.{field}", source.text)
+        return self
+
     def _check_source(self, where: str, source: str) -> None:
         if source == REQUEST:
             return
@@ -205,6 +222,7 @@ class AgentDefinition(BaseModel):
             "confirm_non_idempotent": self.confirm_non_idempotent,
             "default_plan": self.plan,
             "answer_sources": self.answer_sources,
+            "answer_openings": self.answer_openings,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

@@ -148,14 +148,13 @@ ${{examples}}""",
 CALIBRATION = AgentPrompt(
     PromptTemplate(
         "calibration",
-        "1.2.0",
+        "1.3.0",
         f"""You are Noema's calibration agent: you compare a learner's confidence with their \
 actual recall.
 Call compute_calibration once with only the user_id from the request. Answer with brier, ece \
-and bias copied from its observation, and advice: one sentence. A bias above \
-${{bias_margin}} means over-confident (advise rating confidence lower), below \
--${{bias_margin}} under-confident (advise trusting answers more), else well calibrated. \
-{_ADDRESS}
+and bias copied from its observation, and advice: one sentence that names the direction and \
+says what to do: over-confident, rate confidence lower; under-confident, trust answers more; \
+well calibrated, keep rating as now. {_ADDRESS}
 
 ${{examples}}""",
     ),
@@ -164,10 +163,32 @@ ${{examples}}""",
             f"Am I calibrated? {_EXAMPLE_LEARNER}",
             ('compute_calibration {"user_id": <id>}',),
             '{"brier": 0.212, "ece": 0.141, "bias": 0.133, "advice": "You are over-confident: '
-            'rate lower unless you are sure."}',
+            "about 88% confidence against 75% recall, so rate your confidence lower unless "
+            'you are sure."}',
             (
-                '{"count": 812, "brier": 0.212, "ece": 0.141, "bias": 0.133, '
-                '"accuracy": 0.748, "mean_confidence": 0.881}',
+                '{"brier": 0.212, "ece": 0.141, "bias": 0.133, "accuracy": 0.748, '
+                '"mean_confidence": 0.881, "direction": "over-confident", "count": 812}',
+            ),
+        ),
+        FewShotExample(
+            f"How good is my confidence? {_EXAMPLE_LEARNER}",
+            ('compute_calibration {"user_id": <id>}',),
+            '{"brier": 0.231, "ece": 0.162, "bias": -0.158, "advice": "You are under-confident: '
+            "about 61% confidence against 77% recall, so trust your answers more when you "
+            'rate them."}',
+            (
+                '{"brier": 0.231, "ece": 0.162, "bias": -0.158, "accuracy": 0.772, '
+                '"mean_confidence": 0.614, "direction": "under-confident", "count": 430}',
+            ),
+        ),
+        FewShotExample(
+            f"Is my confidence right? {_EXAMPLE_LEARNER}",
+            ('compute_calibration {"user_id": <id>}',),
+            '{"brier": 0.152, "ece": 0.047, "bias": 0.021, "advice": "You are well calibrated: '
+            'about 86% confidence against 84% recall, so keep rating the way you do."}',
+            (
+                '{"brier": 0.152, "ece": 0.047, "bias": 0.021, "accuracy": 0.836, '
+                '"mean_confidence": 0.857, "direction": "well calibrated", "count": 655}',
             ),
         ),
     ),

@@ -53,6 +53,7 @@ def calibration_view(result: CalibrationFigures) -> dict[str, Any]:
         "bias": _round(result.bias),
         "accuracy": _round(result.accuracy),
         "mean_confidence": _round(result.mean_confidence),
+        "direction": result.direction,
         "count": result.count,
     }
 

@@ -6,15 +6,20 @@ successful tool results; :func:`remaining_schema` is the output schema without t
 only part a model is asked to write (with the filled figures in its prompt). The final result
 is the model's fields with the sourced ones laid over them, validated against the whole
 schema, so a figure in the answer is the tool's figure even if the model wrote another.
+A text field with an opening (:mod:`~noema_graph.grounding.openings`) stays in the schema the
+model writes, with the filled opening as the ``pattern`` its text starts with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from copy import copy
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
+from pydantic.fields import FieldInfo
 
+from noema_graph.grounding.openings import laid_open, opening_pattern
 from noema_graph.grounding.sources import MISSING, parse_source, resolve
 from noema_graph.state.models import ReasoningStep
 
@@ -29,17 +34,35 @@ def sourced_fields(sources: Mapping[str, str], trace: Sequence[ReasoningStep]) -
     return filled
 
 
-def remaining_schema(schema: type[BaseModel], filled: Mapping[str, Any]) -> type[BaseModel] | None:
+def max_length(field: FieldInfo) -> int | None:
+    """Return the ``max_length`` a field's constraints set, if any."""
+    limits = [
+        m.max_length for m in field.metadata if isinstance(getattr(m, "max_length", None), int)
+    ]
+    return min(limits) if limits else None
+
+
+def remaining_schema(
+    schema: type[BaseModel], filled: Mapping[str, Any], openings: Mapping[str, str] | None = None
+) -> type[BaseModel] | None:
     """Return ``schema`` without the ``filled`` fields (None when no field remains).
 
-    The fields keep their types, constraints and descriptions; the schema itself is returned
-    when nothing is filled.
+    The fields keep their types, constraints and descriptions; a field with a filled
+    opening gets a ``pattern`` in its JSON schema: the opening, then the model's words.
+    The schema itself is returned when nothing is filled or opened.
     """
-    if not filled:
+    openings = openings or {}
+    if not filled and not openings:
         return schema
-    rest: dict[str, Any] = {
-        n: (f.annotation, f) for n, f in schema.model_fields.items() if n not in filled
-    }
+    rest: dict[str, Any] = {}
+    for name, field in schema.model_fields.items():
+        if name in filled:
+            continue
+        if name in openings:
+            pattern = opening_pattern(openings[name], max_length(field))
+            field = copy(field)  # noqa: PLW2901 -- the schema's own field stays as it is
+            field.json_schema_extra = {"pattern": pattern}  # shown, not validated: laid_open
+        rest[name] = (field.annotation, field)
     if not rest:
         return None
     # a model that writes a filled field anyway is not wrong: the tool's value replaces it
@@ -47,9 +70,23 @@ def remaining_schema(schema: type[BaseModel], filled: Mapping[str, Any]) -> type
     return create_model(schema.__name__, __config__=config, __doc__=schema.__doc__, **rest)
 
 
-def merged(value: BaseModel | Mapping[str, Any] | None, filled: Mapping[str, Any]) -> Any:
-    """Return the model's answer as a dict with the sourced ``filled`` fields laid over it."""
+def merged(
+    value: BaseModel | Mapping[str, Any] | None,
+    filled: Mapping[str, Any],
+    openings: Mapping[str, str] | None = None,
+    schema: type[BaseModel] | None = None,
+) -> Any:
+    """Return the model's answer as a dict with the sourced ``filled`` fields laid over it.
+
+    Each text field of ``openings`` starts with its opening (:func:`laid_open`, within the
+    ``max_length`` ``schema`` gives the field).
+    """
     if value is None:
         return dict(filled) if filled else None
     data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+    fields = schema.model_fields if schema is not None else {}
+    for name, words in (openings or {}).items():
+        if isinstance(text := data.get(name), str):
+            limit = max_length(fields[name]) if name in fields else None
+            data[name] = laid_open(text, words, limit)
     return {**data, **filled}

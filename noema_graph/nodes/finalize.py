@@ -14,6 +14,7 @@ from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
+from noema_graph.grounding.openings import opened_fields
 from noema_graph.grounding.recovery import call_signature, last_failure
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
@@ -24,7 +25,7 @@ from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usa
 from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.prompts import FINAL_ANSWER, FINALIZE, without_examples
+from noema_graph.prompts import FINAL_ANSWER, FINALIZE, nearest_example, without_examples
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
@@ -139,6 +140,7 @@ def _prompt(
             f"using them: {fields}"
         )
     trace = state.get("trace") or []
+    observed = observations_text(trace)
     system = FINALIZE.render(
         agent_name=deps.config.name,
         request=latest_request(state.get("messages", [])),
@@ -147,12 +149,15 @@ def _prompt(
     # the observations come last, nearest the answer: a small model copies what it read last
     ask = FINAL_ANSWER.render(
         request=latest_request(state.get("messages", [])),
-        observations=observations_text(trace),
+        observations=observed,
         schema_note=note,
     )
-    # with the figures filled from the tools, the examples show the words, not figures to copy
+    # with the figures filled from the tools, an example shows the words, not figures to copy:
+    # the one whose observations read most like the run's
     instructions = (
-        deps.config.instructions if filled else without_examples(deps.config.instructions)
+        nearest_example(deps.config.instructions, observed)
+        if filled
+        else without_examples(deps.config.instructions)
     )
     return [system_message(instructions, system), HumanMessage(ask)]
 
@@ -285,15 +290,20 @@ def _answer(
     """Return (answer, usage, whether the model wrote it) for a run that may be answered."""
     single = _single_result(state, deps)
     if may_call and deps.config.output_schema is not None:
-        filled = sourced_fields(deps.config.answer_sources, state.get("trace") or [])
-        rest = remaining_schema(_answer_schema(state, deps), filled)
+        trace, schema = state.get("trace") or [], _answer_schema(state, deps)
+        filled = sourced_fields(deps.config.answer_sources, trace)
+        openings = opened_fields(deps.config.answer_openings, trace)
+        rest = remaining_schema(schema, filled, openings)
         if rest is None:  # every field comes from the tools: nothing to write
             return (dict(filled), Usage(), True)
+        # an opened field's first words are in the schema (its pattern), not the prompt: a
+        # grammar forces them, structured output honours them, merged lays them over
+        prompt = _prompt(state, deps, filled, rest)
         value, used, _ = yield from ask_structured(
-            deps.model, rest, _prompt(state, deps, filled, rest), runtime, deps, attempts=2
+            deps.model, rest, prompt, runtime, deps, attempts=2
         )
         fallback = single or partial_result(state.get("plan"))
-        answer = merged(value, filled) if value is not None else fallback
+        answer = merged(value, filled, openings, schema) if value is not None else fallback
         return (answer, used, True)
     if may_call and single is None:
         message = as_ai_message(

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+BIAS_MARGIN = 0.05
+"""A bias within this margin of 0 counts as well calibrated."""
+
+Direction = Literal["over-confident", "under-confident", "well calibrated"]
 
 
 class CalibrationBin(BaseModel):
@@ -37,7 +43,24 @@ class CalibrationFigures(BaseModel):
     )
     accuracy: float | None
     mean_confidence: float | None
+    direction: Direction | None = Field(
+        description=f"over-confident (bias > {BIAS_MARGIN}), under-confident (bias < "
+        f"-{BIAS_MARGIN}) or well calibrated; None without reviews."
+    )
     bins: list[CalibrationBin]
+
+
+def direction_of(bias: float, margin: float = BIAS_MARGIN) -> Direction:
+    """Name the direction of a calibration ``bias`` (mean confidence minus accuracy).
+
+    A bias on the margin itself is within it (rounded first, so 0.8 - 0.75 is 0.05).
+    """
+    bias = round(bias, 9)
+    if bias > margin:
+        return "over-confident"
+    if bias < -margin:
+        return "under-confident"
+    return "well calibrated"
 
 
 def is_correct(rating: int) -> bool:
@@ -70,9 +93,8 @@ def calibration(pairs: Sequence[tuple[float, bool]], n_bins: int = 10) -> Calibr
         )
     n = len(pairs)
     if n == 0:
-        return CalibrationFigures(
-            count=0, brier=None, ece=None, bias=None, accuracy=None, mean_confidence=None, bins=bins
-        )
+        unknown = ("brier", "ece", "bias", "accuracy", "mean_confidence", "direction")
+        return CalibrationFigures(count=0, bins=bins, **dict.fromkeys(unknown))
     brier = sum((c - float(ok)) ** 2 for c, ok in pairs) / n
     ece = sum(
         b.count / n * abs(b.mean_confidence - b.accuracy)
@@ -88,6 +110,7 @@ def calibration(pairs: Sequence[tuple[float, bool]], n_bins: int = 10) -> Calibr
         bias=mean_conf - accuracy,
         accuracy=accuracy,
         mean_confidence=mean_conf,
+        direction=direction_of(mean_conf - accuracy),
         bins=bins,
     )
 

@@ -17,9 +17,15 @@ from tests.scripted import call, plan_reply, structured, text, tools_reply
 
 CALIBRATION = {"brier": 0.2, "ece": 0.1, "bias": 0.05, "advice": "Good."}
 """What the scripted model writes; brier, ece and bias are then replaced by the tool's."""
-CLEO = {"brier": 0.176, "ece": 0.234, "bias": -0.234, "advice": "Good."}
+CLEO = {
+    "brier": 0.176,
+    "ece": 0.234,
+    "bias": -0.234,
+    "advice": "You are under-confident: about 62% confidence against 85% recall: Good.",
+}
 """The answer: cleo's figures as compute_calibration gives them (answer_sources), the
-model's advice."""
+model's advice after the opening the figures fill (answer_openings): the scripted model
+did not write it, so it is laid before the model's words."""
 
 
 def _calibration_script() -> list[Any]:

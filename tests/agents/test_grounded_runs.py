@@ -22,6 +22,9 @@ Run = Callable[..., dict[str, Any]]
 BEN = Learner(2, "ben")
 SMALL = {"metadata": {"noema_plans": False}}
 """A scripted model whose profile says it does not plan (like the embedded one)."""
+BEN_OPENING = "You are over-confident: about 92% confidence against 80% recall"
+"""Calibration's advice opening (answer_openings) filled with ben's figures in the demo."""
+BEN_ADVICE = f"{BEN_OPENING}, so rate lower."
 
 
 def _steps(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -38,12 +41,12 @@ def test_a_small_model_follows_the_default_plan_and_writes_only_the_words(
     # one model call: the tool step's arguments are all determined (user_id from the
     # request), and brier, ece and bias come from the tool even though the model wrote others
     model = scripted(
-        structured("CalibrationAdvice", brier=0.9, ece=0.9, bias=-0.9, advice="Rate lower."),
+        structured("CalibrationAdvice", brier=0.9, ece=0.9, bias=-0.9, advice=BEN_ADVICE),
         **SMALL,
     )
     state = run_agent_graph("calibration", model, demo.path, "Calibrated?", learner=BEN)
     out = AgentOutput.model_validate(state["output"])
-    assert out.success and out.result["advice"] == "Rate lower."
+    assert out.success and out.result["advice"] == BEN_ADVICE  # it starts as it must: kept
     tool = _tool_steps(state)[0]
     figures = tool["action"]["output"]["data"]
     assert {k: out.result[k] for k in ("brier", "ece", "bias")} == {
@@ -52,6 +55,26 @@ def test_a_small_model_follows_the_default_plan_and_writes_only_the_words(
     assert tool["action"]["input"] == {"user_id": 2}
     assert _steps(state)[0]["thought"] == "The agent's default plan."
     assert len(model.prompts) == 1  # no planning call, no step turn: the answer only
+
+
+def test_an_opened_field_starts_with_the_tool_words_whatever_the_model_writes(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    model = scripted(
+        structured("CalibrationAdvice", advice="You are under-confident, so trust yourself."),
+        **SMALL,
+    )
+    state = run_agent_graph("calibration", model, demo.path, "Calibrated?", learner=BEN)
+    advice = state["output"]["result"]["advice"]
+    assert advice == f"{BEN_OPENING}: You are under-confident, so trust yourself."
+    # the model was asked for the advice alone, its text bound to start with the opening
+    (answer,) = model.bound_schemas
+    assert list(answer["parameters"]["properties"]) == ["advice"]
+    pattern = answer["parameters"]["properties"]["advice"]["pattern"]
+    assert pattern.startswith(f"^{BEN_OPENING}[")  # no regex special in it
+    # the worked example shown is the one whose observation reads like ben's (over-confident)
+    system = str(model.prompts[0][0].content)
+    assert system.count("Example ") == 1 and '"direction": "over-confident"' in system
 
 
 def test_a_capable_model_is_shown_the_default_plan_to_refine(
@@ -153,6 +176,18 @@ def _definition(**fields: Any) -> AgentDefinition:
         ({"answer_sources": {"movez": "*move_card:args"}}, "has no fields ['movez']"),
         ({"answer_sources": {"moves": "*get_card:args"}}, "reads 'get_card'"),
         ({"answer_sources": {"moves": "not a source"}}, "'not a source' is not a source"),
+        ({"answer_openings": {"movez": "{move_card:card_id}"}}, "has no fields ['movez']"),
+        ({"answer_openings": {"moves": "{move_card:card_id}"}}, "'moves' is not a text field"),
+        ({"answer_openings": {"summary": "{get_card:front}"}}, "reads 'get_card'"),
+        ({"answer_openings": {"summary": "Moved {card}"}}, "has a brace outside a placeholder"),
+        ({"answer_openings": {"summary": "Moved."}}, "has no placeholder"),
+        (
+            {
+                "answer_sources": {"summary": "move_card:card_id"},
+                "answer_openings": {"summary": "{move_card:card_id}"},
+            },
+            "'summary' is in answer_sources too",
+        ),
     ],
 )
 def test_a_plan_or_source_naming_an_unknown_tool_or_field_fails_naming_it(

@@ -1,7 +1,8 @@
 """Learning, calibration and governance on the embedded model (marked ``llm``).
 
 Each run must finish with a schema-valid result that reflects the store: the card learning
-picks is due for the learner, calibration's figures are compute_calibration's, governance
+picks is due for the learner, calibration's figures are compute_calibration's (its advice
+opens with them), governance
 lists seeded bad cards and the store holds their flags. With -s the test prints its figures
 (time, iterations, tokens); timings are measured here, never asserted.
 """
@@ -69,6 +70,14 @@ def test_calibration_reports_the_learners_figures(local_model: Any, demo: DemoSu
         figures = store.call("compute_calibration", user_id=BEN)
     for name in ("brier", "ece", "bias"):
         assert out.result[name] == pytest.approx(getattr(figures, name), abs=FIGURES), name
+    # the advice names the direction and the figures (answer_openings), as one sentence
+    assert figures.mean_confidence is not None and figures.accuracy is not None
+    opening = (
+        f"You are {figures.direction}: about {figures.mean_confidence:.0%} confidence "
+        f"against {figures.accuracy:.0%} recall"
+    )
+    advice = out.result["advice"]
+    assert advice.startswith(opening) and advice.endswith(".") and advice.count(".") == 1
 
 
 def test_governance_flags_the_seeded_bad_cards(local_model: Any, demo: DemoSummary) -> None:

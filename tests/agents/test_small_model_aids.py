@@ -127,6 +127,30 @@ def test_finalize_prompt_leaves_the_examples_out() -> None:
     assert without_examples("no examples here") == "no examples here"
 
 
+@pytest.mark.parametrize(
+    ("observation", "shown"),
+    [
+        ('{"bias": 0.119, "direction": "over-confident"}', "over-confident"),
+        ('{"bias": -0.234, "direction": "under-confident"}', "under-confident"),
+        ('{"bias": 0.011, "direction": "well calibrated"}', "well calibrated"),
+        ("(no tool results)", "over-confident"),  # nothing alike: the first example
+    ],
+)
+def test_the_answer_prompt_shows_the_example_whose_observation_reads_like_the_run(
+    observation: str, shown: str
+) -> None:
+    from noema_graph.prompts import EXAMPLES_HEADING, nearest_example
+
+    rendered = default_registry().prompts.render_for(default_registry().get("calibration"))
+    assert rendered.count("Final answer:") == 3
+    kept = nearest_example(rendered, f"Observation: {observation}")
+    head, _, example = kept.partition(EXAMPLES_HEADING)
+    assert head == rendered.partition(EXAMPLES_HEADING)[0]
+    assert example.count("Final answer:") == 1 and example.strip().startswith("Example 1:")
+    assert f'"direction": "{shown}"' in example and f"You are {shown}" in example
+    assert nearest_example("no examples here", observation) == "no examples here"
+
+
 def test_a_card_listed_twice_in_a_governance_report_counts_once() -> None:
     first = {"card_id": 205, "issue": "exact_duplicate", "severity": "medium"}
     again = {"card_id": 205, "issue": "empty_back", "severity": "high"}

@@ -4,7 +4,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from noema_graph.noema.calibration import calibration, streak_days
+from noema_graph.noema.calibration import BIAS_MARGIN, calibration, direction_of, streak_days
 from noema_graph.noema.errors import RecordNotFound
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.sql.driver import fetch_all
@@ -19,6 +19,22 @@ def test_brier_of_known_pairs() -> None:
     assert figures.mean_confidence == pytest.approx(0.8)
     assert figures.bias == pytest.approx(0.05)
     assert figures.count == 4
+    assert figures.direction == "well calibrated"  # 0.05 is on the margin, not past it
+
+
+@pytest.mark.parametrize(
+    ("bias", "direction"),
+    [
+        (0.119, "over-confident"),
+        (BIAS_MARGIN + 0.001, "over-confident"),
+        (BIAS_MARGIN, "well calibrated"),
+        (-0.011, "well calibrated"),
+        (-BIAS_MARGIN, "well calibrated"),
+        (-0.234, "under-confident"),
+    ],
+)
+def test_direction_names_the_side_of_the_margin(bias: float, direction: str) -> None:
+    assert direction_of(bias) == direction
 
 
 def test_ece_by_hand() -> None:
@@ -35,6 +51,8 @@ def test_perfect_and_empty_calibration() -> None:
     assert perfect.brier == 0 and perfect.ece == 0 and perfect.bias == 0
     empty = calibration([])
     assert empty.count == 0 and empty.brier is None and len(empty.bins) == 10
+    assert empty.direction is None
+    assert calibration([(0.2, True), (0.3, True)]).direction == "under-confident"
 
 
 def test_streak_counts_back_from_today_or_yesterday() -> None:

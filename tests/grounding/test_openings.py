@@ -1,0 +1,116 @@
+"""Answer openings: parsed, filled from the trace, bound into the schema, laid over an answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from noema_graph.grounding.answers import merged, remaining_schema
+from noema_graph.grounding.openings import (
+    fill_opening,
+    laid_open,
+    opened_fields,
+    opening_pattern,
+    opening_problem,
+    parse_opening,
+)
+from noema_graph.state.models import ReasoningStep, ToolAction
+
+OPENING = (
+    "You are {tally:direction}: about {tally:confidence:.0%} confidence "
+    "against {tally:recall:.0%} recall"
+)
+
+
+def _tool_step(tool: str, data: Any, *, failed: bool = False) -> ReasoningStep:
+    output = {"status": "error"} if failed else {"status": "success", "data": data}
+    action = ToolAction(tool=tool, input={}, output=output)
+    return ReasoningStep(kind="tool", action=action, status="error" if failed else "ok")
+
+
+TRACE = [_tool_step("tally", {"direction": "over-confident", "confidence": 0.922, "recall": 0.8})]
+
+
+class Advice(BaseModel):
+    figure: float
+    advice: Annotated[str, Field(max_length=120, description="One sentence.")]
+
+
+def test_an_opening_is_filled_with_the_formatted_figures() -> None:
+    assert fill_opening(parse_opening(OPENING), TRACE) == (
+        "You are over-confident: about 92% confidence against 80% recall"
+    )
+    assert opened_fields({"advice": "Seen {tally:recall}."}, TRACE) == {"advice": "Seen 0.8."}
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        [],  # no call yet
+        [_tool_step("tally", {"direction": "x"}, failed=True)],  # only a failed one
+        [_tool_step("tally", {"direction": None, "confidence": 1, "recall": 1})],  # no value
+        [_tool_step("tally", {"direction": "x", "confidence": "high", "recall": 1})],  # not a %
+    ],
+)
+def test_an_opening_without_every_value_is_left_out(trace: list[ReasoningStep]) -> None:
+    assert fill_opening(parse_opening(OPENING), trace) is None
+    assert opened_fields({"advice": OPENING}, trace) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Fixed words.", "has no placeholder"),
+        ("Seen {tally}", "brace outside a placeholder"),
+        ("Seen {tally:recall} }", "brace outside a placeholder"),
+        ("Seen {*tally:recall}", "brace outside a placeholder"),
+        ("Seen {tally:recall{a}}", "brace outside a placeholder"),
+    ],
+)
+def test_a_bad_opening_is_refused_quoting_it(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_opening(text)
+
+
+def test_the_pattern_is_the_opening_then_one_sentence_of_room() -> None:
+    pattern = opening_pattern("Score (a+b)? 90% - ok", 40)
+    assert pattern.startswith(r"^Score \(a\+b\)\? 90% - ok[")
+    regex = re.compile(pattern)
+    assert regex.match("Score (a+b)? 90% - ok, so go on.")
+    assert not regex.match("Score (a+b)? 90% - ok, so go on")  # a sentence ends
+    assert not regex.match("Score (a+b)? 90% - ok. Then more.")  # one sentence only
+    assert not regex.match('Score (a+b)? 90% - ok "quoted".')  # nothing JSON must escape
+    assert not regex.match("Score (a+b)? 90% - ok, 12 more.")  # the figures are the tools'
+    assert not regex.match("Score (a+b)? 90% - ok" + "x" * 20 + ".")  # 40 characters at most
+    assert not regex.match("Something else.")
+
+
+def test_laid_open_keeps_a_text_that_starts_right_and_leads_others_with_the_opening() -> None:
+    assert laid_open("Seen 80%, so fine.", "Seen 80%", None) == "Seen 80%, so fine."
+    assert laid_open("All fine.", "Seen 80%", None) == "Seen 80%: All fine."
+    assert laid_open("  ", "Seen 80%", None) == "Seen 80%"
+    cut = laid_open("one two three four", "Seen 80%", 20)
+    assert cut == "Seen 80%: one two" and len(cut) <= 20
+
+
+def test_the_schema_the_model_writes_carries_the_pattern_and_the_answer_starts_with_it() -> None:
+    words = "Seen 80%"
+    rest = remaining_schema(Advice, {"figure": 0.8}, {"advice": words})
+    assert rest is not None and list(rest.model_fields) == ["advice"]
+    shown = rest.model_json_schema()["properties"]["advice"]
+    assert shown["pattern"] == opening_pattern(words, 120) and shown["maxLength"] == 120
+    assert "pattern" not in Advice.model_json_schema()["properties"]["advice"]  # untouched
+    answer = merged(rest(advice="Fine."), {"figure": 0.8}, {"advice": words}, Advice)
+    assert answer == {"advice": "Seen 80%: Fine.", "figure": 0.8}
+    assert Advice.model_validate(answer).advice == "Seen 80%: Fine."
+
+
+def test_an_opening_must_open_a_text_field_no_source_fills() -> None:
+    fields = Advice.model_fields
+    assert opening_problem({"advice": OPENING}, {}, fields) is None
+    assert "not a text field" in str(opening_problem({"figure": OPENING}, {}, fields))
+    problem = opening_problem({"advice": OPENING}, {"advice": "tally:recall"}, fields)
+    assert "in answer_sources too" in str(problem)
