@@ -58,8 +58,7 @@ def remaining_schema(
     for name, field in schema.model_fields.items():
         if name in filled:
             continue
-        if name in openings:
-            pattern = opening_pattern(openings[name], max_length(field))
+        if name in openings and (pattern := opening_pattern(openings[name], max_length(field))):
             field = copy(field)  # noqa: PLW2901 -- the schema's own field stays as it is
             field.json_schema_extra = {"pattern": pattern}  # shown, not validated: laid_open
         rest[name] = (field.annotation, field)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from pydantic.fields import FieldInfo
 
-from noema_graph.grounding.sources import MISSING, Option, Source, parse_source, resolve
+from noema_graph.grounding.sources import MISSING, Source, parse_source, resolve
 from noema_graph.state.models import ReasoningStep
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w-]*:[\w.#]+)(?::([^{}]*))?\}")
@@ -47,6 +47,7 @@ CONTINUATION = '[^"\\\\.;0-9\\x00-\\x1f]'
 character, so the JSON string it sits in stays one line and needs no escapes; no full stop
 or semicolon, so the sentence goes on to the one full stop that ends it; and no digit: the
 figures are the opening's, from the tools, and the model's words add none."""
+_UNPLAIN = re.compile(r'["\\\x00-\x1f]')
 DEFAULT_ROOM = 200
 """Characters left for the model after an opening when the field sets no ``max_length``."""
 
@@ -83,12 +84,8 @@ def parse_opening(text: str) -> Opening:
     position = 0
     for match in _PLACEHOLDER.finditer(text):
         parts.append(text[position : match.start()])
-        source = parse_source(match.group(1))
-        option: Option = source.options[0]
-        if option.every or option.fields is not None:
-            msg = f"{match.group(0)!r} names a list; an opening reads one value"
-            raise ValueError(msg)
-        parts.append(Placeholder(source, match.group(2) or ""))
+        # the pattern admits neither "*" nor "{fields}": a placeholder reads one value
+        parts.append(Placeholder(parse_source(match.group(1)), match.group(2) or ""))
         position = match.end()
     parts.append(text[position:])
     literal = "".join(p for p in parts if isinstance(p, str))
@@ -124,8 +121,15 @@ def opened_fields(openings: Mapping[str, str], trace: Sequence[ReasoningStep]) -
     return {name: words for name, words in filled.items() if words is not None}
 
 
-def opening_pattern(words: str, max_length: int | None) -> str:
-    """Return a regex for one sentence that starts with ``words`` and fits ``max_length``."""
+def opening_pattern(words: str, max_length: int | None) -> str | None:
+    """Return a regex for one sentence that starts with ``words`` and fits ``max_length``.
+
+    None when ``words`` hold a quote, backslash or control character (from a tool's text):
+    JSON escapes those, and llama.cpp's pattern grammar would write them raw; such an
+    opening is only laid over the answer (:func:`laid_open`).
+    """
+    if _UNPLAIN.search(words):
+        return None
     escaped = "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in words)
     room = max(
         (max_length if max_length is not None else len(words) + DEFAULT_ROOM) - len(words), 0

@@ -66,7 +66,8 @@ def test_an_opening_without_every_value_is_left_out(trace: list[ReasoningStep]) 
         ("Fixed words.", "has no placeholder"),
         ("Seen {tally}", "brace outside a placeholder"),
         ("Seen {tally:recall} }", "brace outside a placeholder"),
-        ("Seen {*tally:recall}", "brace outside a placeholder"),
+        ("Seen {*tally:recall}", "brace outside a placeholder"),  # a list: one value only
+        ("Seen {tally:cards.*}", "brace outside a placeholder"),
         ("Seen {tally:recall{a}}", "brace outside a placeholder"),
     ],
 )
@@ -77,7 +78,7 @@ def test_a_bad_opening_is_refused_quoting_it(text: str, message: str) -> None:
 
 def test_the_pattern_is_the_opening_then_one_sentence_of_room() -> None:
     pattern = opening_pattern("Score (a+b)? 90% - ok", 40)
-    assert pattern.startswith(r"^Score \(a\+b\)\? 90% - ok[")
+    assert pattern is not None and pattern.startswith(r"^Score \(a\+b\)\? 90% - ok[")
     regex = re.compile(pattern)
     assert regex.match("Score (a+b)? 90% - ok, so go on.")
     assert not regex.match("Score (a+b)? 90% - ok, so go on")  # a sentence ends
@@ -86,6 +87,17 @@ def test_the_pattern_is_the_opening_then_one_sentence_of_room() -> None:
     assert not regex.match("Score (a+b)? 90% - ok, 12 more.")  # the figures are the tools'
     assert not regex.match("Score (a+b)? 90% - ok" + "x" * 20 + ".")  # 40 characters at most
     assert not regex.match("Something else.")
+
+
+def test_words_json_must_escape_get_no_pattern_and_are_only_laid_over() -> None:
+    words = 'Card "Spain" moved'
+    assert opening_pattern(words, 80) is None
+    rest = remaining_schema(Advice, {}, {"advice": words})
+    assert rest is not None and "pattern" not in rest.model_json_schema()["properties"]["advice"]
+    assert merged(rest(advice="Done.", figure=1.0), {}, {"advice": words}, Advice) == {
+        "advice": 'Card "Spain" moved: Done.',
+        "figure": 1.0,
+    }
 
 
 def test_laid_open_keeps_a_text_that_starts_right_and_leads_others_with_the_opening() -> None:
