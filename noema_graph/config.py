@@ -242,8 +242,11 @@ class AgentConfig(BaseModel):
     @classmethod
     def _sources_parse(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         parse = parse_source if info.field_name == "answer_sources" else parse_opening
-        for text in value.values():
-            parse(text)
+        for field, text in value.items():
+            try:
+                parse(text)
+            except ValueError as exc:
+                raise ValueError(f"{field}: {exc}") from None
         return value
 
     @model_validator(mode="after")

@@ -111,3 +111,27 @@ def test_a_bad_config_model_spec_names_the_field() -> None:
 
     with pytest.raises(ConfigurationError, match=r"AgentConfig\.model"):
         build_agent_graph(AgentConfig(model="nonsense-provider:x", enabled_toolkits=()))
+
+
+class _Advice(BaseModel):
+    score: float
+    advice: str
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"answer_openings": {"advice": "Seen {tally}"}}, "advice: 'Seen {tally}' has a brace"),
+        ({"answer_openings": {"tip": "Seen {tally:score}"}}, "fields ['tip']"),
+        ({"answer_openings": {"score": "Seen {tally:score}"}}, "'score' is not a text field"),
+        ({"answer_sources": {"score": "not a source"}}, "score: 'not a source' is not a source"),
+    ],
+)
+def test_a_bad_answer_source_or_opening_names_its_field(
+    fields: dict[str, dict[str, str]], named: str
+) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        AgentConfig(output_schema=_Advice, **fields)  # pyright: ignore[reportArgumentType]
+    assert named in str(info.value)
+    good = {"advice": "Seen {t:score:.0%}"}
+    assert AgentConfig(output_schema=_Advice, answer_openings=good).answer_openings == good

@@ -178,7 +178,11 @@ class AgentDefinition(BaseModel):
         if problem := opening_problem(self.answer_openings, self.answer_sources, fields):
             raise ValueError(f"answer_openings: {problem}")
         for field, template in self.answer_openings.items():
-            for source in parse_opening(template).sources:
+            try:
+                opening = parse_opening(template)
+            except ValueError as exc:
+                raise ValueError(f"answer_openings.{field}: {exc}") from None
+            for source in opening.sources:
                 self._check_source(f"answer_openings.{field}", source.text)
         return self
 

@@ -9,6 +9,7 @@ works from there too. The embedded model server lives inside the process and end
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -17,6 +18,8 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import NoReturn
+
+logger = logging.getLogger(__name__)
 
 WATCHER_JOIN_S = 5.0
 """How long leaving the block waits for the watcher to act on a last press and stop."""
@@ -56,11 +59,18 @@ class _Presses:
             self._on_cancel()
 
     def watch(self, read: int) -> None:
-        """Act on each SIGINT byte the signal machinery writes to ``read``, until it closes."""
+        """Act on each SIGINT byte the signal machinery writes to ``read``, until it closes.
+
+        A callback that fails is logged, not fatal: the abort switch is set before
+        ``on_cancel`` runs, and the next press must still be able to quit.
+        """
         try:
             while chunk := os.read(read, 64):
                 for _ in range(chunk.count(int(signal.SIGINT))):
-                    self.press()
+                    try:
+                        self.press()
+                    except Exception:
+                        logger.exception("Ctrl-C: a callback failed; the press still counts")
         finally:
             os.close(read)
 
@@ -83,6 +93,8 @@ def ctrl_c_cancels(
     Python-level handler: the kernel may deliver SIGINT to any thread, and a Python handler
     only runs once the main thread wakes up, which, while it waits for a graph step
     without a timeout, is when the step ends (a cancel would wait for the whole tool call).
+    Within the block the wakeup fd is this one's: another signal with a Python handler
+    still runs that handler, but a wakeup fd set before (an asyncio loop's) is not written.
     """
     if threading.current_thread() is not threading.main_thread():
         yield abort
@@ -90,16 +102,20 @@ def ctrl_c_cancels(
 
     presses = _Presses(abort, on_cancel, on_exit, exit_code)
     read, write = os.pipe()
-    os.set_blocking(write, False)
-    previous = signal.signal(signal.SIGINT, _ignore)  # the C handler still writes the fd
-    previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     watcher = threading.Thread(target=presses.watch, args=(read,), name="noema-ctrl-c", daemon=True)
-    watcher.start()
+    watcher.start()  # it owns ``read`` and closes it once ``write`` is closed
     try:
-        yield abort
+        os.set_blocking(write, False)
+        previous = signal.signal(signal.SIGINT, _ignore)  # the C handler still writes the fd
+        try:
+            previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+            try:
+                yield abort
+            finally:
+                signal.set_wakeup_fd(previous_fd)
+        finally:
+            signal.signal(signal.SIGINT, previous)  # a press in between is dropped, not doubled
     finally:
-        signal.set_wakeup_fd(previous_fd)
-        signal.signal(signal.SIGINT, previous)
         os.close(write)  # the watcher reads the end of the pipe and stops
         watcher.join(timeout=WATCHER_JOIN_S)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -307,6 +308,7 @@ class RunView:
         self.state = ViewState()
         self.notes: list[str] = []
         self._printed_notes = 0
+        self._notes_lock = threading.Lock()  # note() comes from Ctrl-C's watcher thread
         self._spinner = Spinner("dots")
 
     def feed(self, event: Event) -> None:
@@ -318,20 +320,22 @@ class RunView:
                 self.console.print(line)
 
     def note(self, text: str) -> None:
-        """Add a note from outside the run (a signal handler such as Ctrl-C's).
+        """Add a note from outside the run (another thread, such as Ctrl-C's watcher).
 
         The live view shows it at its next refresh. In plain mode it is written at once
-        with one unbuffered ``os.write`` (safe in a signal handler) when the console has a
-        file descriptor, else printed before the next line.
+        with one unbuffered ``os.write`` when the console has a file descriptor (so it is
+        not held in a buffer behind the run's lines), else printed before the next line.
         """
-        self.notes.append(text)
-        if self.mode == "plain" and _write_now(self.console, text):
-            self._printed_notes = len(self.notes)
+        with self._notes_lock:
+            self.notes.append(text)
+            if self.mode == "plain" and _write_now(self.console, text):
+                self._printed_notes = len(self.notes)
 
     def _print_notes(self) -> None:
-        for text in self.notes[self._printed_notes :]:
+        with self._notes_lock:
+            waiting, self._printed_notes = self.notes[self._printed_notes :], len(self.notes)
+        for text in waiting:
             self.console.print(Text(text, style="yellow"))
-        self._printed_notes = len(self.notes)
 
     def _renderable(self) -> RenderableType:
         view = render(self.state, self._spinner)

@@ -237,7 +237,7 @@ def drive(
 
 
 def _raw_stderr(text: str) -> None:
-    """Write to fd 2 without Python's buffers (safe inside a signal handler)."""
+    """Write to fd 2 without Python's buffers (the process ends right after it)."""
     os.write(2, text.encode())
 
 

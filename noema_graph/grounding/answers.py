@@ -60,7 +60,8 @@ def remaining_schema(
             continue
         if name in openings and (pattern := opening_pattern(openings[name], max_length(field))):
             field = copy(field)  # noqa: PLW2901 -- the schema's own field stays as it is
-            field.json_schema_extra = {"pattern": pattern}  # shown, not validated: laid_open
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            field.json_schema_extra = {**extra, "pattern": pattern}  # shown, not validated
         rest[name] = (field.annotation, field)
     if not rest:
         return None
@@ -85,7 +86,7 @@ def merged(
     data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
     fields = schema.model_fields if schema is not None else {}
     for name, words in (openings or {}).items():
-        if isinstance(text := data.get(name), str):
+        if isinstance(text := data.get(name, ""), str):  # a field left out opens too
             limit = max_length(fields[name]) if name in fields else None
             data[name] = laid_open(text, words, limit)
     return {**data, **filled}

@@ -125,16 +125,15 @@ def opening_pattern(words: str, max_length: int | None) -> str | None:
     """Return a regex for one sentence that starts with ``words`` and fits ``max_length``.
 
     None when ``words`` hold a quote, backslash or control character (from a tool's text):
-    JSON escapes those, and llama.cpp's pattern grammar would write them raw; such an
-    opening is only laid over the answer (:func:`laid_open`).
+    JSON escapes those, and llama.cpp's pattern grammar would write them raw; or when they
+    leave no room for the full stop. Such an opening is only laid over the answer
+    (:func:`laid_open`).
     """
-    if _UNPLAIN.search(words):
+    room = (max_length if max_length is not None else len(words) + DEFAULT_ROOM) - len(words)
+    if _UNPLAIN.search(words) or room < 1:  # no room left for the full stop: laid over only
         return None
     escaped = "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in words)
-    room = max(
-        (max_length if max_length is not None else len(words) + DEFAULT_ROOM) - len(words), 0
-    )
-    return f"^{escaped}{CONTINUATION}{{0,{max(room - 1, 0)}}}\\.$"
+    return f"^{escaped}{CONTINUATION}{{0,{room - 1}}}\\.$"
 
 
 def laid_open(text: str, words: str, max_length: int | None) -> str:
@@ -148,7 +147,8 @@ def laid_open(text: str, words: str, max_length: int | None) -> str:
     joined = f"{words}: {text.strip()}" if text.strip() else words
     if max_length is None or len(joined) <= max_length:
         return joined
-    return joined[: max_length + 1].rsplit(" ", 1)[0]
+    window = joined[: max_length + 1]
+    return window.rsplit(" ", 1)[0] if " " in window else joined[:max_length]
 
 
 def opening_problem(

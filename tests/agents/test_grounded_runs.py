@@ -179,8 +179,8 @@ def _definition(**fields: Any) -> AgentDefinition:
         ({"answer_openings": {"movez": "{move_card:card_id}"}}, "has no fields ['movez']"),
         ({"answer_openings": {"moves": "{move_card:card_id}"}}, "'moves' is not a text field"),
         ({"answer_openings": {"summary": "{get_card:front}"}}, "reads 'get_card'"),
-        ({"answer_openings": {"summary": "Moved {card}"}}, "has a brace outside a placeholder"),
-        ({"answer_openings": {"summary": "Moved."}}, "has no placeholder"),
+        ({"answer_openings": {"summary": "Moved {card}"}}, "summary: 'Moved {card}' has a brace"),
+        ({"answer_openings": {"summary": "Moved."}}, "answer_openings.summary: 'Moved.' has no"),
         (
             {
                 "answer_sources": {"summary": "move_card:card_id"},

@@ -66,6 +66,24 @@ def test_a_second_ctrl_c_calls_on_exit_and_ends_the_process(
     assert (notes, exits) == (["cancel", "exit"], [7])
 
 
+def test_a_failing_cancel_callback_is_logged_and_the_next_press_still_quits(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    left = threading.Event()
+    monkeypatch.setattr(cancel, "hard_exit", lambda code: left.set())  # pyright: ignore[reportUnknownLambdaType]
+    abort = threading.Event()
+
+    def broken() -> None:
+        raise RuntimeError("the view is gone")
+
+    with ctrl_c_cancels(abort, on_cancel=broken, on_exit=lambda: None):
+        signal.raise_signal(signal.SIGINT)
+        assert abort.wait(GUARD_S)  # set before the callback ran
+        signal.raise_signal(signal.SIGINT)
+        assert left.wait(GUARD_S)
+    assert "a callback failed" in caplog.text and "the view is gone" in caplog.text
+
+
 def test_leaving_the_block_restores_the_handler_and_closes_the_pipe() -> None:
     before_fds, before_handler = _open_fds(), signal.getsignal(signal.SIGINT)
     with ctrl_c_cancels(threading.Event(), on_cancel=lambda: None, on_exit=lambda: None):

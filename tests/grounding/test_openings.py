@@ -106,6 +106,23 @@ def test_laid_open_keeps_a_text_that_starts_right_and_leads_others_with_the_open
     assert laid_open("  ", "Seen 80%", None) == "Seen 80%"
     cut = laid_open("one two three four", "Seen 80%", 20)
     assert cut == "Seen 80%: one two" and len(cut) <= 20
+    assert laid_open("x", "Averyveryverylongopeningwithoutspaces", 20) == "Averyveryverylongope"
+
+
+def test_an_opening_that_leaves_no_room_for_the_full_stop_gets_no_pattern() -> None:
+    assert opening_pattern("x" * 39, 40) is not None
+    assert opening_pattern("x" * 40, 40) is None
+
+
+def test_the_pattern_joins_the_field_own_schema_extras_and_a_left_out_field_opens() -> None:
+    class Note(BaseModel):
+        text: str = Field(default="", max_length=60, json_schema_extra={"examples": ["Hi."]})
+
+    rest = remaining_schema(Note, {}, {"text": "Seen 80%"})
+    assert rest is not None
+    shown = rest.model_json_schema()["properties"]["text"]
+    assert shown["examples"] == ["Hi."] and shown["pattern"].startswith("^Seen 80%[")
+    assert merged({}, {}, {"text": "Seen 80%"}, Note) == {"text": "Seen 80%"}
 
 
 def test_the_schema_the_model_writes_carries_the_pattern_and_the_answer_starts_with_it() -> None:
