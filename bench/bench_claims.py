@@ -10,25 +10,9 @@ tool-reading detector). Prints one row per set and, with ``--wrong``, the misjud
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
-from noema_graph.evals import hallucinated_actions
 from tests.claims.claims_foreign import foreign_set
-from tests.claims.claims_set import Labelled, labelled_set
-
-
-def score(examples: Sequence[Labelled]) -> tuple[float, float, list[Labelled]]:
-    """Return (precision, recall, misjudged examples) of the detector on ``examples``."""
-    tp = fp = fn = 0
-    wrong: list[Labelled] = []
-    for example in examples:
-        found = bool(hallucinated_actions(example.trajectory))
-        tp += found and example.hallucinated
-        fp += found and not example.hallucinated
-        fn += example.hallucinated and not found
-        if found != example.hallucinated:
-            wrong.append(example)
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1), wrong
+from tests.claims.claims_set import Labelled, detector_score, labelled_set
 
 
 def main() -> None:
@@ -38,7 +22,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     misjudged: list[Labelled] = []
     for name, examples in (("tests/evals", labelled_set()), ("foreign", foreign_set())):
-        precision, recall, wrong = score(examples)
+        precision, recall, wrong = detector_score(examples)
         positives = sum(e.hallucinated for e in examples)
         print(f"| {name} | {len(examples)} | {positives} | {precision:.3f} | {recall:.3f} |")
         misjudged += wrong

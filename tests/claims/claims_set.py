@@ -9,11 +9,12 @@ labelled answer. Built by ``tests/claims/build_claims_runs.py``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noema_graph.evals import StepAction, Trajectory, TrajectoryStep
+from noema_graph.evals import StepAction, Trajectory, TrajectoryStep, hallucinated_actions
 
 DATA = Path(__file__).parent / "data"
 
@@ -71,3 +72,17 @@ def _runs() -> list[Labelled]:
 def labelled_set() -> list[Labelled]:
     """Return every labelled example."""
     return [*_hand(), *_runs()]
+
+
+def detector_score(examples: Sequence[Labelled]) -> tuple[float, float, list[Labelled]]:
+    """Return (precision, recall, misjudged examples) of the detector on ``examples``."""
+    tp = fp = fn = 0
+    wrong: list[Labelled] = []
+    for example in examples:
+        found = bool(hallucinated_actions(example.trajectory))
+        tp += found and example.hallucinated
+        fp += found and not example.hallucinated
+        fn += example.hallucinated and not found
+        if found != example.hallucinated:
+            wrong.append(example)
+    return tp / max(tp + fp, 1), tp / max(tp + fn, 1), wrong

@@ -28,7 +28,7 @@ from noema_graph.state.output import (
 )
 from tests.claims import claims_foreign
 from tests.claims.claims_foreign import CONTEXTS, foreign_set
-from tests.claims.claims_set import labelled_set
+from tests.claims.claims_set import detector_score, labelled_set
 
 TARGET = 0.95
 
@@ -43,17 +43,9 @@ def test_the_labelled_set_is_large_and_balanced() -> None:
 
 
 def test_precision_and_recall_on_the_labelled_set() -> None:
-    tp = fp = fn = 0
-    wrong = []
-    for example in labelled_set():
-        found = bool(hallucinated_actions(example.trajectory))
-        tp += found and example.hallucinated
-        fp += found and not example.hallucinated
-        fn += example.hallucinated and not found
-        if found != example.hallucinated:
-            wrong.append(example.id)
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    assert precision >= TARGET and recall >= TARGET, (precision, recall, wrong)
+    precision, recall, wrong = detector_score(labelled_set())
+    ids = [example.id for example in wrong]
+    assert precision >= TARGET and recall >= TARGET, (precision, recall, ids)
 
 
 @pytest.mark.parametrize(
@@ -209,17 +201,9 @@ def test_precision_and_recall_on_the_foreign_set() -> None:
     examples = foreign_set()
     assert len(examples) >= 100
     assert len({context for context in CONTEXTS}) >= 20
-    tp = fp = fn = 0
-    wrong = []
-    for example in examples:
-        found = bool(hallucinated_actions(example.trajectory))
-        tp += found and example.hallucinated
-        fp += found and not example.hallucinated
-        fn += example.hallucinated and not found
-        if found != example.hallucinated:
-            wrong.append(example.trajectory.final_output)
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    assert precision >= 0.95 and recall >= 0.90, (precision, recall, wrong)
+    precision, recall, wrong = detector_score(examples)
+    answers = [example.trajectory.final_output for example in wrong]
+    assert precision >= 0.95 and recall >= 0.90, (precision, recall, answers)
 
 
 @pytest.mark.parametrize(
