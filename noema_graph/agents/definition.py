@@ -65,6 +65,10 @@ class AgentDefinition(BaseModel):
         answer_sources: Output fields filled from tool results, never generated.
         answer_openings: Text fields whose first words are filled from tool results (see
             :mod:`~noema_graph.grounding.openings`); the model writes the rest.
+        secret_fields: Per tool, the fields of its result the learner must not be shown
+            (dotted paths into the result's data, e.g. a card's ``back`` for the tutor): no
+            text field of an answer may contain them. The agent's answer check and the
+            evaluation's leak scorer read this one declaration.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -87,6 +91,9 @@ class AgentDefinition(BaseModel):
     plan: tuple[PlannedStep, ...] = ()
     answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
     answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
+    secret_fields: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict[str, tuple[str, ...]]
+    )
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -157,6 +164,13 @@ class AgentDefinition(BaseModel):
                     raise ValueError(msg)
             for source in step.sources.values():
                 self._check_source(f"plan[{index}].sources", source)
+        return self
+
+    @model_validator(mode="after")
+    def _secrets_name_own_tools(self) -> AgentDefinition:
+        if unknown := sorted(self.secret_fields.keys() - set(self.tools)):
+            msg = f"secret_fields: {unknown} are not among the agent's tools {list(self.tools)}"
+            raise ValueError(msg)
         return self
 
     @model_validator(mode="after")

@@ -189,3 +189,12 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema version this code writes."""
+
+HISTORY_TABLES: frozenset[str] = frozenset({"schema_version"})
+"""Tables that record history or bookkeeping rather than a learner's data.
+
+A comparison of the learner's data before and after a run (the evaluation's end-state check,
+the undo fuzz) leaves these out, as it leaves out the full-text index's shadow tables
+(``cards_fts`` and the tables SQLite names after it). A table added for history (the change
+journal) is named here.
+"""

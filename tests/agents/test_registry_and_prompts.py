@@ -224,3 +224,15 @@ def test_a_template_with_an_invalid_placeholder_names_the_prompt_and_the_fix() -
     broken = PromptTemplate("price", "2", "Costs $ 5 for ${item}.")
     with pytest.raises(ConfigurationError, match=r"'price' v2.*invalid placeholder.*\$\$"):
         broken.render(item="tea")
+
+
+def test_secret_fields_are_declared_once_and_name_own_tools() -> None:
+    from noema_graph.agents.catalog import DEFINITIONS
+    from noema_graph.agents.definition import AgentDefinition
+    from noema_graph.errors import ConfigurationError
+
+    tutor = next(d for d in DEFINITIONS if d.name == "socratic_tutor")
+    assert tutor.secret_fields == {"get_card": ("back",)}
+    data = tutor.model_dump(exclude={"secret_fields"})
+    with pytest.raises(ConfigurationError, match="secret_fields"):
+        AgentDefinition(**data, secret_fields={"flag_card": ("reason",)})
