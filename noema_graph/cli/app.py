@@ -673,7 +673,19 @@ def eval_(ctx: typer.Context) -> None:
     """Run an agent over a dataset and score it: eval DATASET --agent NAME (see eval --help)."""
     from noema_graph.cli.eval import eval_app
 
-    eval_app(ctx.args, prog_name="noema-graph eval")
+    eval_app(ctx.args, prog_name="noema-graph eval", obj=ctx.find_object(CliOptions))
+
+
+@app.command(
+    "eval-diff",
+    add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def eval_diff(ctx: typer.Context) -> None:
+    """Compare two eval results files: eval-diff OLD.json NEW.json [--fail-on-regression]."""
+    from noema_graph.cli.eval import eval_diff_app
+
+    eval_diff_app(ctx.args, prog_name="noema-graph eval-diff")
 
 
 @app.callback()

@@ -81,8 +81,12 @@ def _save_out(out: Path, report: dict[str, Any]) -> None:
     os.replace(temporary, out)
 
 
-def _models(spec: str | None) -> tuple[Any, dict[str, Any]]:
-    """Return (item -> chat model, AgentConfig overrides) for the ``--model`` spec."""
+def _models(spec: str | None, factory: Any = None) -> tuple[Any, dict[str, Any]]:
+    """Return (item -> chat model, AgentConfig overrides) for the ``--model`` spec.
+
+    ``factory`` is the embedding program's model factory (``main(argv, model_factory=...)``):
+    it builds the model from the spec instead of ours; ``replay:`` specs are ours.
+    """
     from noema_graph.errors import ConfigurationError
     from noema_graph.evals.replay import REPLAY_MODEL_NAME, ReplayChatModel
     from noema_graph.trajectory.schema import load_trajectories
@@ -100,7 +104,7 @@ def _models(spec: str | None) -> tuple[Any, dict[str, Any]]:
         return replay, {"price_overrides": {REPLAY_MODEL_NAME: (0.0, 0.0)}}
     from noema_graph.models.factory import make_model
 
-    chat = make_model(spec)
+    chat = factory(spec) if factory is not None else make_model(spec)
 
     def same(_item: Any) -> Any:
         return chat
@@ -117,13 +121,17 @@ def _fmt(value: Any, digits: int = 3) -> str:
 TABLE_TITLE = "noema-graph eval"
 TABLE_CAPTION = (
     "pass: items scoring 1.0 (share and count); traj: trajectory match; coher: coherence; "
-    "viol: rule violations; halluc: hallucinated actions"
+    "viol: rule violations; halluc: hallucinated actions; unasked: runs that changed the "
+    "store unasked; ungr: answers with words no tool gave; leaks: answers showing a secret"
 )
 
 
 def _columns() -> list[Column]:
     """Return the summary's columns: the agent (never wrapped), then figures to the right."""
-    figures = ("items", "final", "pass", "traj", "tool P", "tool R", "coher", "viol", "halluc")
+    figures = (
+        "items", "final", "pass", "traj", "tool P", "tool R", "coher", "viol", "halluc",
+        "unasked", "ungr", "leaks",
+    )  # fmt: skip
     return [
         Column("agent", no_wrap=True),
         *(Column(name, "right") for name in (*figures, "tokens", "cost USD", "s/item")),
@@ -146,6 +154,9 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
             _fmt(group.get("coherence")),
             _fmt(group["violations"]),
             _fmt(group["hallucinations"]),
+            _fmt(group.get("changed_unasked")),
+            _fmt(group.get("items_ungrounded")),
+            _fmt(group.get("leaks")),
             _fmt(group["tokens"]),
             _fmt(group["cost_usd"], 6),
             _fmt(group["seconds_per_item"], 1),
@@ -160,6 +171,7 @@ def print_summary(console: Any, summary: dict[str, Any]) -> None:
 
 @eval_app.command()
 def eval_command(
+    ctx: typer.Context,
     dataset: Annotated[Path, typer.Argument(help="Dataset JSON with a 'dataset' list of items.")],
     agent: Annotated[
         str, typer.Option("--agent", "-a", help="Agent to run, or 'all': each item's agent tag.")
@@ -198,6 +210,14 @@ def eval_command(
         int | None,
         typer.Option(help="Run at most this many items, taken in turn from each agent."),
     ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under",
+            help="Exit 1 when the share of items passed (0..1) is below SCORE (CI gate).",
+            metavar="SCORE",
+        ),
+    ] = None,
 ) -> None:
     """Run AGENT over every item of DATASET, score the runs and print a summary table."""
     from rich.console import Console
@@ -205,10 +225,14 @@ def eval_command(
     from noema_graph.errors import ConfigurationError
 
     console = Console(stderr=True)
-    out = out if out is not None else default_out(dataset, model)
+    factory = getattr(ctx.find_root().obj, "model_factory", None)
+    if fail_under is not None and not 0.0 <= fail_under <= 1.0:
+        console.print(f"[red]error:[/red] --fail-under: {fail_under} is not in 0..1")
+        raise typer.Exit(2)
     try:
+        out = out if out is not None else default_out(dataset, model)
         report = _evaluate(
-            dataset, agent, model, concurrency, out, data,
+            dataset, agent, (model, factory), concurrency, out, data,
             (trajectory_match, args_match, scorer, tolerance, limit), console,
         )  # fmt: skip
     except ConfigurationError as exc:
@@ -216,16 +240,28 @@ def eval_command(
         raise typer.Exit(2) from None
     print_summary(console, report["summary"])
     console.print(f"results: {out}")
+    rate = report["summary"].get("pass_rate")
+    if fail_under is not None and (rate is None or rate < fail_under):
+        console.print(f"[red]pass rate {_fmt(rate)} is under --fail-under {fail_under}[/red]")
+        raise typer.Exit(1)
 
 
 def _evaluators(
     agents: set[str], scoring: tuple[str, str, str, float, int | None]
 ) -> dict[str, Any]:
     """Return one TrajectoryEvaluator per agent, each knowing that agent's tool schemas."""
+    from noema_graph.agents import default_registry
     from noema_graph.evals.evaluator import TrajectoryEvaluator
     from noema_graph.evals.runner import tool_schemas
 
     trajectory_match, args_match, scorer, tolerance, _ = scoring
+    registry = default_registry()
+
+    def examples(name: str) -> list[str]:
+        definition = registry.get(name)
+        prompt = registry.prompts.get(definition.prompt, definition.prompt_version)
+        return [example.answer for example in prompt.examples]
+
     return {
         name: TrajectoryEvaluator(
             trajectory_match=trajectory_match,  # type: ignore[arg-type]
@@ -233,6 +269,8 @@ def _evaluators(
             final_scorer=scorer,
             tolerance=tolerance,
             tools=tool_schemas(name),
+            secret_fields=registry.get(name).secret_fields,
+            example_answers=examples(name),
         )
         for name in agents
     }
@@ -241,7 +279,7 @@ def _evaluators(
 def _evaluate(
     dataset: Path,
     agent: str,
-    spec: str | None,
+    models: tuple[str | None, Any],
     concurrency: int,
     out: Path | None,
     data: Path | None,
@@ -251,6 +289,7 @@ def _evaluate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from noema_graph.evals.evaluator import summarize
+    from noema_graph.evals.expectations import load_expectations
     from noema_graph.evals.runner import item_agent, run_items, select_items
     from noema_graph.noema import write_demo_data
     from noema_graph.trajectory.schema import EvalItem, load_dataset
@@ -265,11 +304,12 @@ def _evaluate(
     todo = [item for item in items if item.id not in done]
     if done & {i.id for i in items}:
         console.print(f"[dim]{len(items) - len(todo)} items already scored in {out}[/dim]")
-    model_for, overrides = _models(spec)
     with tempfile.TemporaryDirectory(prefix="noema-eval-") as tmp:
         master = data if data is not None else Path(tmp) / "demo.sqlite"
         if data is None:
             write_demo_data(master)
+        load_expectations(items, master)
+        model_for, overrides = _models(*models)
         columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
             task = progress.add_task("eval", total=len(todo))
@@ -289,3 +329,75 @@ def _evaluate(
     if out is not None:
         _save_out(out, report)
     return report
+
+
+eval_diff_app = typer.Typer(add_completion=False)
+DIFF_ITEM_COLUMNS = ("id", "agent", "status", "what changed (old -> new)")
+DIFF_AGENT_HEADERS = ("pass", "final", "traj", "unasked", "ungr", "leaks", "s/item")
+
+
+def _pair(old: Any, new: Any) -> str:
+    def one(value: Any) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return _fmt(value, 2)
+
+    return one(old) if old == new else f"{one(old)} -> {one(new)}"
+
+
+def _item_rows(items: list[dict[str, Any]]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for entry in items:
+        old, new = entry.get("old", {}), entry.get("new", {})
+        keys = [
+            *entry["changed"],
+            *(["seconds"] if old.get("seconds") != new.get("seconds") else []),
+        ]
+        what = ", ".join(f"{key} {_pair(old.get(key), new.get(key))}" for key in keys)
+        rows.append([entry["id"], entry["agent"] or "-", entry["status"], what or "-"])
+    return rows
+
+
+def _agent_rows(agents: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            row["agent"],
+            "REGRESSION" if row["regression"] else "",
+            *(_pair(*pair) for pair in row["figures"].values()),
+        ]
+        for row in agents
+    ]
+
+
+@eval_diff_app.command()
+def eval_diff_command(
+    old: Annotated[Path, typer.Argument(help="Results JSON of the earlier run (eval --out).")],
+    new: Annotated[Path, typer.Argument(help="Results JSON of the later run.")],
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 when an item regressed.")
+    ] = False,
+) -> None:
+    """Compare two results files per item and per agent, regressions first."""
+    from rich.console import Console
+
+    from noema_graph.errors import ConfigurationError
+    from noema_graph.evals.diff import compare_results
+
+    console = Console()
+    try:
+        report = compare_results(old, new)
+    except ConfigurationError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    title = f"noema-graph eval-diff: {report['regressions']} items regressed"
+    print_table(
+        console, [Column(c) for c in DIFF_ITEM_COLUMNS], _item_rows(report["items"]), title=title
+    )
+    columns = [
+        Column("agent", no_wrap=True),
+        Column(""),
+        *(Column(h, "right") for h in DIFF_AGENT_HEADERS),
+    ]
+    print_table(console, columns, _agent_rows(report["agents"]), title="per agent (old -> new)")
+    if fail_on_regression and report["regressions"]:
+        raise typer.Exit(1)

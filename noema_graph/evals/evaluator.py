@@ -1,4 +1,13 @@
-"""Score trajectories against a dataset: final output, trajectory match, rules, claims."""
+"""Score trajectories against a dataset: final output, trajectory match, rules, claims.
+
+Beyond the answer: the store's end state (:mod:`~noema_graph.evals.state`, from the changes
+the runner records in ``metadata["store_changes"]``), the run's outcome for refusal items
+(``expected_success: false``), words no tool gave (:mod:`~noema_graph.evals.words`) and
+answer leaks (:mod:`~noema_graph.evals.leaks`). An item passes when its answer scores 1.0,
+the store changed as expected (any unasked change fails it), a refusal ended unsuccessful
+with an expected code, and the answer leaks nothing; words no tool gave are reported, not
+failed (the scorer is a heuristic: see its module).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from noema_graph.claims import hallucinated_actions
 from noema_graph.errors import ConfigurationError
 from noema_graph.evals.coherence import CoherenceScorer, coherence
+from noema_graph.evals.expectations import Expectations, item_expectations
+from noema_graph.evals.leaks import answer_leaks
 from noema_graph.evals.matching import (
     ArgsMatch,
     TrajectoryMatch,
@@ -22,7 +33,9 @@ from noema_graph.evals.matching import (
     trajectory_matches,
 )
 from noema_graph.evals.scorers import FinalScorer, resolve_scorer
+from noema_graph.evals.state import judge_state
 from noema_graph.evals.violations import Budget, find_violations
+from noema_graph.evals.words import example_phrases, ungrounded_words
 from noema_graph.trajectory.schema import EvalDataset, EvalItem, Trajectory, load_dataset
 
 
@@ -54,6 +67,35 @@ class ItemResult(BaseModel):
     cost_usd: float | None = None
     seconds: float | None = None
     missing: bool = Field(default=False, description="No trajectory was given for the item.")
+    passed: bool | None = Field(
+        default=None,
+        description="Answer 1.0, store as expected, refusal as expected, no leak; None in "
+        "results written before these checks (read as final_score == 1.0).",
+    )
+    state_ok: bool | None = Field(
+        default=None, description="The store changed as expected; None: changes not recorded."
+    )
+    unasked_changes: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]],
+        description="Changes no expectation asked for: table, key, before, after.",
+    )
+    missing_changes: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]], description="Expected changes the run did not make."
+    )
+    outcome_ok: bool | None = Field(
+        default=None, description="A refusal item ended unsuccessful with an expected code."
+    )
+    error_code: str | None = Field(default=None, description="The run's error code, if any.")
+    ungrounded: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]], description="Words of the answer no tool gave."
+    )
+    leaks: list[dict[str, Any]] = Field(
+        default_factory=list[dict[str, Any]], description="Secret tool fields in the answer."
+    )
+
+    def is_pass(self) -> bool:
+        """Return whether the item passed (see :attr:`passed`)."""
+        return self.passed if self.passed is not None else self.final_score >= 1.0
 
 
 def _seconds(trajectory: Trajectory) -> float | None:
@@ -139,6 +181,22 @@ def _by_id(items: list[EvalItem], trajectories: Any) -> dict[str, Trajectory]:
     )
 
 
+def _store_and_outcome(wanted: Expectations, trajectory: Trajectory) -> dict[str, Any]:
+    """Return the end-state and outcome fields of an item's result."""
+    meta = trajectory.metadata
+    code = meta.get("error") if isinstance(meta.get("error"), str) else None
+    checks: dict[str, Any] = {"error_code": code, "outcome_ok": None, "state_ok": None}
+    if wanted.refusal:
+        codes = wanted.expected_error_code
+        checks["outcome_ok"] = meta.get("success") is False and (not codes or code in codes)
+    if isinstance(meta.get("store_changes"), list):
+        verdict = judge_state(meta["store_changes"], wanted)
+        checks["state_ok"] = verdict.ok
+        checks["unasked_changes"] = verdict.unexpected
+        checks["missing_changes"] = verdict.missing
+    return checks
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return round(statistics.fmean(known), 4) if known else None
@@ -161,6 +219,10 @@ class TrajectoryEvaluator:
         coherence_scorer: Scores the coherence of reasoning; default the rule-based
             :func:`~noema_graph.evals.coherence.coherence`, or
             :func:`~noema_graph.evals.coherence.coherence_judge` with a model.
+        secret_fields: Per tool, the result fields the learner must not see (the agent's
+            ``AgentDefinition.secret_fields``), for the leak scorer.
+        example_answers: The agent's worked-example answers (JSON text), whose phrases an
+            answer must not copy unless a tool result holds them.
 
     Raises:
         ConfigurationError: An unknown mode or scorer name.
@@ -178,6 +240,8 @@ class TrajectoryEvaluator:
         budget: Budget | None = None,
         check_claims: bool = True,
         coherence_scorer: CoherenceScorer = coherence,
+        secret_fields: Mapping[str, Sequence[str]] | None = None,
+        example_answers: Sequence[str] = (),
     ) -> None:
         """Validate the modes and resolve the scorer."""
         check_modes(trajectory_match, args_match)
@@ -189,6 +253,8 @@ class TrajectoryEvaluator:
         self.budget = budget
         self.check_claims = check_claims
         self.coherence_scorer = coherence_scorer
+        self.secret_fields = dict(secret_fields or {})
+        self.examples = example_phrases(example_answers)
 
     def score(self, item: EvalItem, trajectory: Trajectory | None) -> ItemResult:
         """Return the scores of one item (all zero and ``missing`` without a trajectory)."""
@@ -210,13 +276,30 @@ class TrajectoryEvaluator:
         findings = hallucinated_actions(trajectory) if self.check_claims else []
         violations = find_violations(trajectory, tools=self.tools, budget=self.budget)
         output = trajectory.final_output
+        wanted = item_expectations(item)
+        checks = _store_and_outcome(wanted, trajectory)
+        final = _final(self.scorer, output, item.expected_output, item.input)
+        if wanted.refusal and item.expected_output is None:
+            final = 1.0 if checks["outcome_ok"] else 0.0
+        leaks = [leak.model_dump() for leak in answer_leaks(trajectory, self.secret_fields)]
+        words = ungrounded_words(trajectory, examples=self.examples)
+        passed = (
+            final >= 1.0
+            and checks["state_ok"] is not False
+            and checks["outcome_ok"] is not False
+            and not leaks
+        )
         return ItemResult(
+            **checks,
+            passed=passed,
+            leaks=leaks,
+            ungrounded=[w.model_dump() for w in words],
             id=item.id,
             agent=agent or trajectory.metadata.get("agent"),
             input=item.input,
             final_output=output,
             errors=_errors(trajectory),
-            final_score=_final(self.scorer, output, item.expected_output, item.input),
+            final_score=final,
             trajectory_score=None if match is None else float(match),
             tool_precision=precision,
             tool_recall=recall,
@@ -261,7 +344,7 @@ def _group(results: Sequence[ItemResult]) -> dict[str, Any]:
         "items": len(results),
         "scored": len(ran),
         "final_score": _mean([r.final_score for r in ran]),
-        "passed": (passed := sum(1 for r in ran if r.final_score >= 1.0)),
+        "passed": (passed := sum(1 for r in ran if r.is_pass())),
         "pass_rate": round(passed / len(ran), 4) if ran else None,
         "trajectory_score": _mean([r.trajectory_score for r in ran]),
         "tool_precision": _mean([r.tool_precision for r in ran]),
@@ -269,6 +352,12 @@ def _group(results: Sequence[ItemResult]) -> dict[str, Any]:
         "violations": sum(len(r.violations) for r in ran),
         "hallucinations": sum(len(r.hallucinated_actions) for r in ran),
         "coherence": _mean([r.coherence for r in ran]),
+        "changed_unasked": sum(1 for r in ran if r.unasked_changes),
+        "state_failed": sum(1 for r in ran if r.state_ok is False),
+        "refusals_failed": sum(1 for r in ran if r.outcome_ok is False),
+        "ungrounded": sum(len(r.ungrounded) for r in ran),
+        "items_ungrounded": sum(1 for r in ran if r.ungrounded),
+        "leaks": sum(1 for r in ran if r.leaks),
         "tokens": sum(r.tokens for r in ran),
         "cost_usd": None if None in costs else round(sum(c or 0.0 for c in costs), 6),
         "seconds_per_item": _mean([r.seconds for r in ran]),

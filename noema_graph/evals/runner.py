@@ -1,9 +1,13 @@
 """Run Noema agents over dataset items and record their trajectories.
 
 Each item runs on its own copy of the learning store (runs write to it), with its own
-SQLite checkpointer; the trajectory is read back from the checkpoints. An item's tags name
-its agent (``agent:<name>``) and learner (``user:<name>``, default ``ada``). A run that fails
-(the model or a provider raising) is recorded with ``metadata["run_error"]``, not raised.
+SQLite checkpointer; the trajectory is read back from the checkpoints, and what the run
+changed in its copy (:func:`~noema_graph.evals.state.store_changes` against the master) goes
+in ``metadata["store_changes"]``, with the time the comparison took (``snapshot_s``).
+An item's tags name its agent (``agent:<name>``) and learner (``user:<name>``, default
+``ada``). A run that fails (the model or a provider raising, or a ``user:`` tag naming no
+learner of the store) is recorded with ``metadata["run_error"]``, not raised: the rest of
+the eval goes on.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from langchain_core.runnables import RunnableConfig
 
 from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.evals.recorder import TrajectoryRecorder
+from noema_graph.evals.state import CHANGES_KEPT, store_changes
 from noema_graph.trajectory.schema import EvalDataset, EvalItem, Trajectory
 
 ModelFor = Callable[[EvalItem], BaseChatModel]
@@ -123,7 +128,11 @@ def run_item(
     slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in item.id)
     store = workdir / f"{slug}.learning.sqlite"
     copy_store(master, store)
-    learner = resolve_learner(store, item.tag("user") or DEFAULT_USER)
+    try:
+        learner = resolve_learner(store, item.tag("user") or DEFAULT_USER)
+    except ConfigurationError as exc:
+        meta = {"agent": agent, "item_id": item.id, "run_error": f"user tag: {exc}"}
+        return Trajectory(input=item.input, metadata=meta)
     error: str | None = None
     started = time.perf_counter()
     with sqlite_checkpointer(workdir / f"{slug}.runs.sqlite") as saver:
@@ -137,12 +146,17 @@ def run_item(
         wall = time.perf_counter() - started
         turns = TrajectoryRecorder.from_thread(saver, slug)
     trajectory = turns[-1] if turns else Trajectory(input=item.input)
+    compared = time.perf_counter()
+    changes = store_changes(store, master)
     meta = {
         **trajectory.metadata,
         "agent": agent,
         "item_id": item.id,
         "wall_s": round(wall, 3),
         "tools": tool_specs(agent),
+        "store_changes": [c.model_dump() for c in changes[:CHANGES_KEPT]],
+        "store_changes_total": len(changes),
+        "snapshot_s": round(time.perf_counter() - compared, 4),
     }
     if error is not None:
         meta["run_error"] = error
