@@ -3,7 +3,9 @@
 Every gold value is computed from the store ``write_demo_data`` writes (seed 7): the first
 due card of a learner, their calibration figures, retention and lapses, the deliberately bad
 cards, category and deck ids. Values that depend on the clock are never gold (the due order
-is fixed by the due dates; retrievability is not). Rebuild the shipped file with::
+is fixed by the due dates; retrievability is not). The ``expected_state`` of the items that
+write is what the gold calls change in a copy of that store (:func:`expected_state`); the
+other items expect the store unchanged. Rebuild the shipped file with::
 
     python -m noema_graph.evals.noema_tasks noema_graph/evals/datasets/noema_tasks.json
 """
@@ -11,14 +13,16 @@ is fixed by the due dates; retrievability is not). Rebuild the shipped file with
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from noema_graph.agents.views import calibration_view
 from noema_graph.evals import NOEMA_TASKS
+from noema_graph.evals.state import store_changes
 from noema_graph.noema import LearningStore, write_demo_data
 
 LEARNERS = {"ada": 1, "ben": 2, "cleo": 3}
@@ -249,6 +253,83 @@ def _rows(store: LearningStore, sql: str) -> list[Any]:
     return store.connection.execute(sql).fetchall()
 
 
+def expected_state(
+    db: str | Path, calls: Sequence[tuple[str, dict[str, Any]]], keep: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Return the ``expected_state`` of ``calls`` applied to a copy of the store at ``db``.
+
+    A changed row keeps its key and the columns that changed (timestamps left out); new rows
+    keep the columns ``keep`` names for their table, and identical ones are counted.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "copy.sqlite"
+        shutil.copyfile(db, copy)
+        with LearningStore.open(copy) as store:
+            for tool, args in calls:
+                store.call(tool, **args)
+        changes = store_changes(copy, db)
+    rows: list[dict[str, Any]] = []
+    for change in changes:
+        if change.kind == "new":
+            values = {k: (change.after or {})[k] for k in keep[change.table]}
+            row = {"table": change.table, "new": True, "values": values}
+            same = next((r for r in rows if r.get("new") and r["table"] == row["table"]
+                         and r["values"] == values), None)  # fmt: skip
+            if same is not None:
+                same["count"] = same.get("count", 1) + 1
+            else:
+                rows.append(row)
+        elif change.kind == "changed":
+            before, after = change.before or {}, change.after or {}
+            values = {
+                k: v for k, v in after.items() if v != before.get(k) and not k.endswith("_at")
+            }
+            rows.append({"table": change.table, "key": change.key, "values": values})
+        else:
+            rows.append({"table": change.table, "key": change.key, "deleted": True})
+    return rows
+
+
+_KEEP: dict[str, dict[str, tuple[str, ...]]] = {
+    "content_generation": {"cards": ("deck_id",)},
+    "ingestion": {"sources": ("title",), "chunks": ("source_id",)},
+    "knowledge_graph": {"concept_links": ("source_id", "target_id", "kind")},
+    "taxonomy_curator": {},
+    "governance": {"card_flags": ("card_id", "reason", "severity")},
+}
+"""Per writing agent, the columns of new rows its items grade (the model words the rest)."""
+
+
+def _gold_calls(item: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Return the write calls that do what ``item`` asks, with every argument filled."""
+    calls = [(c["tool"], dict(c["input"])) for c in item["expected_trajectory"]]
+    filled: list[tuple[str, dict[str, Any]]] = []
+    for tool, args in calls:
+        if tool == "create_cards":
+            count = item["expected_output"]["card_ids"]["$len"]
+            cards = [{"front": f"Question {i}?", "back": f"Answer {i}"} for i in range(count)]
+            filled.append((tool, {**args, "cards": cards}))
+        elif tool == "ingest_text":
+            text = dict(_DOCUMENTS)[args["title"]]
+            filled.append((tool, {**args, "text": text}))
+        elif tool == "flag_card":
+            filled.append((tool, {**args, "reason": "the model words the reason"}))
+        elif tool in ("link_concepts", "move_card", "flag_quality_issues"):
+            filled.append((tool, args))
+    return filled
+
+
+def _with_state(db: str | Path, item: dict[str, Any]) -> dict[str, Any]:
+    agent = next(t.removeprefix("agent:") for t in item["tags"] if t.startswith("agent:"))
+    if agent not in _KEEP:
+        return item
+    keep = dict(_KEEP[agent])
+    if any(tool == "flag_card" for tool, _ in _gold_calls(item)):
+        keep["card_flags"] = ("card_id",)
+    rows = expected_state(db, _gold_calls(item), keep)
+    return {**item, "expected_state": rows} if rows else item
+
+
 def build_noema_tasks(db: str | Path) -> dict[str, Any]:
     """Return the task set (dataset JSON) computed from the demo store at ``db``."""
     with LearningStore.open(db) as store:
@@ -264,7 +345,7 @@ def build_noema_tasks(db: str | Path) -> dict[str, Any]:
             *_taxonomy(store),
             *_governance(store),
         ]
-    return {"dataset": items}
+    return {"dataset": [_with_state(db, item) for item in items]}
 
 
 def build_from_demo() -> dict[str, Any]:
