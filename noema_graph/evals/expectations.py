@@ -23,10 +23,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.nodes.output import UNEARNED_MESSAGES
+from noema_graph.noema.schema import HISTORY_TABLES
 from noema_graph.state.models import StopReason
 from noema_graph.trajectory.schema import EvalItem
 
@@ -77,8 +78,8 @@ class Expectations(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     expected_state: tuple[RowExpectation, ...] = ()
-    store_unchanged: bool | tuple[str, ...] | None = None
-    expected_success: bool = True
+    store_unchanged: StrictBool | tuple[str, ...] | None = None
+    expected_success: StrictBool = True
     expected_error_code: tuple[str, ...] = ()
 
     @property
@@ -139,16 +140,27 @@ def item_expectations(item: EvalItem) -> Expectations:
     return found
 
 
+def counted_tables(connection: sqlite3.Connection, schema: str = "main") -> list[str]:
+    """Return the tables of ``schema`` whose rows are the learner's data (see the module)."""
+    rows = connection.execute(
+        f"SELECT name, sql FROM {schema}.sqlite_master WHERE type = 'table' "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ).fetchall()
+    virtual = [name for name, sql in rows if str(sql or "").upper().startswith("CREATE VIRTUAL")]
+    return [
+        name
+        for name, _ in rows
+        if name not in HISTORY_TABLES
+        and name not in virtual
+        and not any(name.startswith(f"{v}_") for v in virtual)
+    ]
+
+
 def store_columns(db: str | Path) -> dict[str, tuple[str, ...]]:
-    """Return every table of the SQLite store at ``db`` with its columns."""
+    """Return every counted table of the SQLite store at ``db`` with its columns."""
     connection = sqlite3.connect(f"file:{Path(db)}?mode=ro", uri=True)
     try:
-        names = [
-            row[0]
-            for row in connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            )
-        ]
+        names = counted_tables(connection)
         return {
             name: tuple(row[1] for row in connection.execute(f'PRAGMA table_info("{name}")'))
             for name in names

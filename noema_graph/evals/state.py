@@ -22,9 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from noema_graph.evals.expectations import Expectations, RowExpectation
+from noema_graph.evals.expectations import Expectations, RowExpectation, counted_tables
 from noema_graph.evals.scorers import subset_score
-from noema_graph.noema.schema import HISTORY_TABLES
 
 CHANGES_KEPT = 500
 """At most this many changes are recorded per run (the count is always exact)."""
@@ -54,22 +53,6 @@ class StateVerdict(BaseModel):
     missing: list[dict[str, Any]] = Field(
         default_factory=list[dict[str, Any]], description="Expectations no change met."
     )
-
-
-def counted_tables(connection: sqlite3.Connection, schema: str = "main") -> list[str]:
-    """Return the tables of ``schema`` whose rows are the learner's data (see the module)."""
-    rows = connection.execute(
-        f"SELECT name, sql FROM {schema}.sqlite_master WHERE type = 'table' "
-        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-    ).fetchall()
-    virtual = [name for name, sql in rows if str(sql or "").upper().startswith("CREATE VIRTUAL")]
-    return [
-        name
-        for name, _ in rows
-        if name not in HISTORY_TABLES
-        and name not in virtual
-        and not any(name.startswith(f"{v}_") for v in virtual)
-    ]
 
 
 def _key_columns(connection: sqlite3.Connection, table: str) -> tuple[list[str], list[str]]:
