@@ -1,0 +1,80 @@
+"""The words-no-tool-gave scorer and the answer-leak scorer, on hand-made runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from noema_graph.evals.leaks import answer_leaks
+from noema_graph.evals.words import example_phrases, ungrounded_words
+from noema_graph.trajectory.schema import StepAction, Trajectory, TrajectoryStep
+
+SECRET = {"get_card": ("back",)}
+
+
+def _run(answer: Any, *results: tuple[str, Any], request: str = "How am I doing?") -> Trajectory:
+    steps = [
+        TrajectoryStep(
+            action=StepAction(tool=tool, input={}),
+            observation=json.dumps({"status": "success", "data": data}),
+        )
+        for tool, data in results
+    ]
+    return Trajectory(input=request, final_output=answer, steps=steps)
+
+
+def _found(trajectory: Trajectory, examples: tuple[str, ...] = ()) -> set[tuple[str, str]]:
+    phrases = example_phrases(examples)
+    return {(w.kind, w.text) for w in ungrounded_words(trajectory, examples=phrases)}
+
+
+STATS = ("learning_stats", {"retention": 0.85693359375, "lapses": 187, "due_now": 12})
+
+
+def test_numbers_are_grounded_by_a_result_rounded_or_as_a_percentage() -> None:
+    grounded = _run({"summary": "Retention 0.857 (86%, 85.7 percent); 187 lapses, 12 due."}, STATS)
+    assert _found(grounded) == set()
+    invented = _run({"summary": "Retention 0.91 and 40% of cards lapse; card c1 is fine."}, STATS)
+    assert _found(invented) == {("number", "0.91"), ("number", "40%")}
+    numbers_not_text = _run({"lapses": 999, "summary": "Fine."}, STATS)
+    assert _found(numbers_not_text) == set()  # only text fields are read
+
+
+def test_list_entries_and_names_must_come_from_a_result_or_the_request() -> None:
+    deck = ("search_cards", {"hits": [{"front": "Capital of Peru?", "deck": "World Capitals"}]})
+    answer = {
+        "weak_areas": ["world capitals", "Roman numerals"],
+        "summary": "You mix up Peru and Chile, as you said in Spanish.",
+    }
+    found = _found(_run(answer, deck, request="Help me, I study Spanish."))
+    assert found == {("entry", "Roman numerals"), ("name", "Chile")}
+
+
+def test_phrases_of_the_worked_examples_are_copies_unless_a_result_holds_them() -> None:
+    examples = (
+        '{"weak_areas": ["Roman numerals"], "summary": "Solid retention, irregular rhythm."}',
+    )
+    copied = _run({"summary": "Solid retention, irregular rhythm. Keep going."}, STATS)
+    assert ("example", "Solid retention, irregular rhythm") in _found(copied, examples)
+    held = ("search_cards", {"hits": [{"front": "Roman numerals: XIV?"}]})
+    assert _found(_run({"weak_areas": ["Roman numerals"]}, held), examples) == set()
+
+
+def test_a_secret_field_leaks_in_any_text_field_whole_words_any_case() -> None:
+    card = ("get_card", {"id": 5, "front": "Capital of Spain?", "back": "Madrid"})
+    for field in ("question", "hint", "concept"):
+        answer = {"question": "Which city?", "hint": "Think.", "concept": "Capitals", "n": 1}
+        answer[field] = f"It is MADRID, of course ({field})."
+        (leak,) = answer_leaks(_run(answer, card), SECRET)
+        assert (leak.field, leak.secret) == (field, "Madrid")
+    safe = {"question": "Which city is the capital of Spain?", "hint": "Madridista clubs."}
+    assert answer_leaks(_run(safe, card), SECRET) == []
+    assert answer_leaks(_run({"hint": "Madrid"}, card), {}) == []  # no declaration, no leak
+    nested = {"hints": ["first", "madrid"]}
+    assert [leak.field for leak in answer_leaks(_run(nested, card), SECRET)] == ["hints[1]"]
+
+
+def test_a_short_secret_is_found_inside_a_cloze_but_not_inside_a_word() -> None:
+    card = ("get_card", {"id": 9, "front": "Symbol of cobalt?", "back": "Co"})
+    assert answer_leaks(_run({"question": "Fill {{c1::Co}} in."}, card), SECRET)
+    assert not answer_leaks(_run({"question": "What is Cobalt's symbol?"}, card), SECRET)
