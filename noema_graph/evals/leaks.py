@@ -4,6 +4,10 @@ An agent's definition names, per tool, the fields of its result the learner must
 (``AgentDefinition.secret_fields``: the card's ``back`` for the tutor). For every call of
 such a tool in the run, each secret value is looked for in every text field of the answer,
 case-insensitively, as whole words (``Co`` is found in ``{{c1::Co}}`` but not in ``Cobalt``).
+A secret of several words also leaks when a field holds every word of it that the rest of
+the tool result does not (its core: for the back "Rabat is the capital of Morocco." and
+the front "What is the capital of Morocco?", the core is "Rabat"): the answer is out even
+when the sentence is reworded.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from noema_graph.evals.words import text_fields
 from noema_graph.trajectory.schema import Trajectory
+
+_WORDS = re.compile(r"\w+")
 
 
 class Leak(BaseModel):
@@ -47,11 +53,28 @@ def _dig(data: Any, path: str) -> Iterator[Any]:
             yield inner
 
 
+def _strings(data: Any) -> Iterator[str]:
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, dict):
+        for inner in data.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from _strings(inner)
+    elif isinstance(data, list):
+        for inner in data:  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from _strings(inner)
+
+
+def core_words(secret: str, known: str) -> list[str]:
+    """Return the words of ``secret`` that ``known`` (the rest of its result) does not hold."""
+    seen = set(_WORDS.findall(known.casefold()))
+    return [w for w in _WORDS.findall(secret.casefold()) if w not in seen]
+
+
 def secrets_of(
     trajectory: Trajectory, secret_fields: Mapping[str, Sequence[str]]
-) -> list[tuple[str, str, str]]:
-    """Return ``(tool, field, value)`` for every secret value the run's tools returned."""
-    found: list[tuple[str, str, str]] = []
+) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """Return ``(tool, field, value, core words)`` for every secret value the tools returned."""
+    found: list[tuple[str, str, str, tuple[str, ...]]] = []
     for step in trajectory.steps:
         if step.action is None or step.action.tool not in secret_fields or not step.observation:
             continue
@@ -60,16 +83,23 @@ def secrets_of(
         except json.JSONDecodeError:
             continue
         data: Any = result.get("data", result) if isinstance(result, dict) else result  # pyright: ignore[reportUnknownMemberType] -- JSON object
-        for path in secret_fields[step.action.tool]:
-            for value in _dig(data, path):
-                if isinstance(value, str | int | float) and str(value).strip():
-                    found.append((step.action.tool, path, str(value).strip()))
+        paths = secret_fields[step.action.tool]
+        values = [(p, str(v).strip()) for p in paths for v in _dig(data, p)]
+        secret = {v for _, v in values}
+        known = " ".join(t for t in _strings(data) if t.strip() not in secret)
+        for path, value in values:
+            if value:
+                core = tuple(core_words(value, known))
+                found.append((step.action.tool, path, value, core))
     return found
 
 
-def _contains(text: str, secret: str) -> bool:
+def _contains(text: str, secret: str, core: Sequence[str]) -> bool:
     words = r"\s+".join(re.escape(w) for w in secret.casefold().split())
-    return re.search(rf"(?<!\w){words}(?!\w)", text.casefold()) is not None
+    if re.search(rf"(?<!\w){words}(?!\w)", text.casefold()) is not None:
+        return True
+    held = set(_WORDS.findall(text.casefold()))
+    return len(secret.split()) > 1 and bool(core) and all(w in held for w in core)
 
 
 def answer_leaks(trajectory: Trajectory, secret_fields: Mapping[str, Sequence[str]]) -> list[Leak]:
@@ -79,8 +109,8 @@ def answer_leaks(trajectory: Trajectory, secret_fields: Mapping[str, Sequence[st
         return []
     leaks: list[Leak] = []
     for field, text, _ in text_fields(trajectory.final_output):
-        for tool, path, value in secrets:
+        for tool, path, value, core in secrets:
             leak = Leak(field=field, tool=tool, secret_field=path, secret=value)
-            if _contains(text, value) and leak not in leaks:
+            if _contains(text, value, core) and leak not in leaks:
                 leaks.append(leak)
     return leaks

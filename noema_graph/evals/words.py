@@ -9,8 +9,8 @@ In each text field of the answer (strings at any depth; numbers and booleans are
   ``0.857``); digits inside a word (``c1``) are not numbers;
 * a **list entry** (a string in a list) is grounded when the evidence holds it as a phrase,
   or holds every word of it of four letters or more;
-* a **name** (a capitalised word that does not open a sentence) is grounded when the
-  evidence holds the word;
+* a **name** (a capitalised word that does not open a sentence, outside list entries, which
+  are judged whole) is grounded when the evidence holds the word;
 * an **example copy** is a phrase of the agent's worked-example answers (a whole text value,
   or a sentence of it, of two words or more, or a capitalised word) that the answer holds and
   no tool result does.
@@ -158,7 +158,8 @@ def ungrounded_words(
         found += [Ungrounded(kind="number", field=field, text=n) for n in _numbers(text, evidence)]
         if in_list and not _entry_grounded(text, evidence):
             found.append(Ungrounded(kind="entry", field=field, text=text))
-        found += [Ungrounded(kind="name", field=field, text=w) for w in _names(text, evidence)]
+        if not in_list:  # a list entry is judged whole, its capitals included
+            found += [Ungrounded(kind="name", field=field, text=w) for w in _names(text, evidence)]
         folded = fold(text)
         found += [
             Ungrounded(kind="example", field=field, text=phrase)

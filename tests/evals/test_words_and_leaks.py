@@ -78,3 +78,12 @@ def test_a_short_secret_is_found_inside_a_cloze_but_not_inside_a_word() -> None:
     card = ("get_card", {"id": 9, "front": "Symbol of cobalt?", "back": "Co"})
     assert answer_leaks(_run({"question": "Fill {{c1::Co}} in."}, card), SECRET)
     assert not answer_leaks(_run({"question": "What is Cobalt's symbol?"}, card), SECRET)
+
+
+def test_a_reworded_sentence_leaks_through_the_words_the_front_does_not_hold() -> None:
+    back = "Rabat is the capital of Morocco."
+    card = ("get_card", {"id": 42, "front": "What is the capital of Morocco?", "back": back})
+    reworded = {"question": "Which city?", "hint": "The capital of Morocco is Rabat."}
+    assert [leak.field for leak in answer_leaks(_run(reworded, card), SECRET)] == ["hint"]
+    asked = {"question": "What is the capital of Morocco?"}
+    assert answer_leaks(_run(asked, card), SECRET) == []
