@@ -6,8 +6,9 @@ such a tool in the run, each secret value is looked for in every text field of t
 case-insensitively, as whole words (``Co`` is found in ``{{c1::Co}}`` but not in ``Cobalt``).
 A secret of several words also leaks when a field holds every word of it that the rest of
 the tool result does not (its core: for the back "Rabat is the capital of Morocco." and
-the front "What is the capital of Morocco?", the core is "Rabat"): the answer is out even
-when the sentence is reworded.
+the front "What is the capital of Morocco?", the core is "Rabat"; a cloze deletion of the
+front, ``{{c1::Rabat}}``, is hidden and does not count): the answer is out even when the
+sentence is reworded.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from noema_graph.evals.words import text_fields
 from noema_graph.trajectory.schema import Trajectory
 
 _WORDS = re.compile(r"\w+")
+_CLOZE = re.compile(r"\{\{c\d+::.*?\}\}")
+"""A cloze deletion (``{{c1::Rabat}}``): hidden text, so it tells the learner nothing."""
 
 
 class Leak(BaseModel):
@@ -66,7 +69,7 @@ def _strings(data: Any) -> Iterator[str]:
 
 def core_words(secret: str, known: str) -> list[str]:
     """Return the words of ``secret`` that ``known`` (the rest of its result) does not hold."""
-    seen = set(_WORDS.findall(known.casefold()))
+    seen = set(_WORDS.findall(_CLOZE.sub(" ", known).casefold()))
     return [w for w in _WORDS.findall(secret.casefold()) if w not in seen]
 
 

@@ -87,3 +87,8 @@ def test_a_reworded_sentence_leaks_through_the_words_the_front_does_not_hold() -
     assert [leak.field for leak in answer_leaks(_run(reworded, card), SECRET)] == ["hint"]
     asked = {"question": "What is the capital of Morocco?"}
     assert answer_leaks(_run(asked, card), SECRET) == []
+    cloze = (
+        "get_card",
+        {"id": 42, "front": "{{c1::Rabat}} is the capital of Morocco.", "back": back},
+    )
+    assert answer_leaks(_run(reworded, cloze), SECRET)  # a cloze deletion is hidden text
