@@ -2,7 +2,8 @@
 
 A regression of an item: it passed and no longer does, or one of its scores got worse
 (final, trajectory), or it changed the store unasked, missed an expected change, leaked a
-secret or gave more words no tool gave than before. Seconds are shown, never a regression
+secret or gave more words no tool gave than before. A check one file's run did not make (a
+file written before the check existed) is not compared. Seconds are shown, never a regression
 (timings are noisy). An item in one file only is ``added`` or ``removed``.
 """
 
@@ -26,6 +27,8 @@ AGENT_FIGURES = (
     ("seconds_per_item", 0),
 )
 """Per-agent figures compared, with the direction that is better (1 up, -1 down, 0 none)."""
+NEW_CHECKS = frozenset({"changed_unasked", "items_ungrounded", "leaks"})
+"""Figures a file written before these checks lacks: not compared when one file does."""
 
 
 def load_results(path: str | Path) -> dict[str, ItemResult]:
@@ -50,7 +53,13 @@ def load_results(path: str | Path) -> dict[str, ItemResult]:
     return {r.id: r for r in typed}
 
 
+def _unscored(result: ItemResult) -> bool:
+    """Return whether ``result`` was written before the state, words and leak checks."""
+    return result.passed is None
+
+
 def _figures(result: ItemResult) -> dict[str, Any]:
+    """Return the compared figures; None for a check the file's run did not make."""
     return {
         "pass": result.is_pass(),
         "final": result.final_score,
@@ -58,8 +67,8 @@ def _figures(result: ItemResult) -> dict[str, Any]:
         "state": None
         if result.state_ok is None
         else len(result.unasked_changes) + len(result.missing_changes),
-        "words": len(result.ungrounded),
-        "leaks": len(result.leaks),
+        "words": None if _unscored(result) else len(result.ungrounded),
+        "leaks": None if _unscored(result) else len(result.leaks),
         "seconds": result.seconds,
     }
 
@@ -72,7 +81,7 @@ def _worse(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if old[key] is not None and new[key] is not None and new[key] < old[key]:
             worse.append(key)
     for key in ("state", "words", "leaks"):
-        if new[key] is not None and new[key] > (old[key] or 0):
+        if old[key] is not None and new[key] is not None and new[key] > old[key]:
             worse.append(key)
     return worse
 
@@ -95,7 +104,9 @@ def item_changes(
             entries.append({"id": item_id, "agent": agent, "status": status, "changed": []})
             continue
         was, now = _figures(before), _figures(after)
-        changed = [k for k in was if was[k] != now[k] and k != "seconds"]
+        changed = [
+            k for k in was if k != "seconds" and None not in (was[k], now[k]) and was[k] != now[k]
+        ]
         worse, better = _worse(was, now), _better(was, now)
         status = "regression" if worse else "improved" if better else "changed"
         if changed or worse:
@@ -112,6 +123,7 @@ def agent_changes(
 ) -> list[dict[str, Any]]:
     """Return per agent (then ``all``) each compared figure before and after, and if worse."""
     before, after = summarize(list(old.values())), summarize(list(new.values()))
+    unscored = any(_unscored(r) for r in [*old.values(), *new.values()])
     groups = [*sorted({*before["by_agent"], *after["by_agent"]}), "all"]
     rows: list[dict[str, Any]] = []
     for name in groups:
@@ -121,6 +133,8 @@ def agent_changes(
         worse = False
         for key, direction in AGENT_FIGURES:
             a, b = was.get(key), now.get(key)
+            if unscored and key in NEW_CHECKS:
+                a = b = None
             figures[key] = (a, b)
             if direction and a is not None and b is not None and (b - a) * direction < 0:
                 worse = True
