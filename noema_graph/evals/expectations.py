@@ -5,7 +5,8 @@ The dataset format (README, "Evaluation") adds to an item:
 * ``expected_state``: the rows that must differ after the run, each
   ``{"table", "key": {pk columns}, "values": {...}}`` (a changed row),
   ``{"table", "new": true, "values": {...}, "count": n}`` (n new rows, generated ids and
-  timestamps left out) or ``{"table", "key": {...}, "deleted": true}``; values may use the
+  timestamps left out; ``count`` may be operators: ``{"$gte": 0}``, any number of them) or
+  ``{"table", "key": {...}, "deleted": true}``; values may use the
   answer's operators (``{"$gte": 1}``, ...);
 * ``store_unchanged``: ``true``, or a list of tables that must not change;
 * ``expected_success`` (default true) and ``expected_error_code`` (a code or a list, only
@@ -35,6 +36,7 @@ REFUSAL_CODES = frozenset({"not_found", "invalid_input", "forbidden"})
 """Codes a refusal names besides the output contract's stop and unearned codes."""
 ERROR_CODES = frozenset({*REFUSAL_CODES, *get_args(StopReason), *UNEARNED_MESSAGES})
 """Every code ``expected_error_code`` may name."""
+COUNT_OPERATORS = frozenset({"$gte", "$lte", "$gt", "$lt"})
 FIELDS = ("expected_state", "store_unchanged", "expected_success", "expected_error_code")
 
 
@@ -48,7 +50,9 @@ class RowExpectation(BaseModel):
     values: dict[str, Any] = Field(default_factory=dict[str, Any])
     new: bool = False
     deleted: bool = False
-    count: int = Field(default=1, ge=1)
+    count: int | dict[str, int] = Field(
+        default=1, description="How many new rows: a number >= 1, or operators ({'$gte': 0})."
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> RowExpectation:
@@ -62,6 +66,10 @@ class RowExpectation(BaseModel):
             raise ValueError("a deleted row has no values")
         if not self.new and self.count != 1:
             raise ValueError("count applies to new rows only")
+        if isinstance(self.count, int) and self.count < 1:
+            raise ValueError("count must be at least 1 (or operators such as {'$gte': 0})")
+        if isinstance(self.count, dict) and not set(self.count) <= COUNT_OPERATORS:
+            raise ValueError(f"count operators are {sorted(COUNT_OPERATORS)}")
         if not (self.new or self.deleted or self.values):
             raise ValueError("a changed row needs the values it must hold afterwards")
         return self

@@ -327,6 +327,8 @@ def _with_state(db: str | Path, item: dict[str, Any]) -> dict[str, Any]:
     if any(tool == "flag_card" for tool, _ in _gold_calls(item)):
         keep["card_flags"] = ("card_id",)
     rows = expected_state(db, _gold_calls(item), keep)
+    if agent == "content_generation":  # new cards may be tagged with existing concepts
+        rows.append({"table": "card_concepts", "new": True, "count": {"$gte": 0}, "values": {}})
     return {**item, "expected_state": rows} if rows else item
 
 

@@ -9,8 +9,8 @@ full-text (virtual) table and the shadow tables SQLite names after it (``cards_f
 :func:`judge_state` matches the changes with an item's ``expected_state``: a changed row
 must hold the expected values (its columns named ``*_at``, timestamps, may change too; any
 other column changing that the expectation does not name is unasked); ``count`` new rows
-must hold the expected values; a deleted row must be gone. Every change left over is
-unasked and fails the item whatever its answer.
+(a number, or operators such as ``{"$gte": 0}``) must hold the expected values; a deleted
+row must be gone. Every change left over is unasked and fails the item whatever its answer.
 """
 
 from __future__ import annotations
@@ -145,16 +145,22 @@ def _claim_keyed(
 def _claim_new(
     expected: RowExpectation, changes: list[Change], free: list[bool]
 ) -> dict[str, Any] | None:
-    """Claim up to ``count`` new rows holding the values; return a finding when fewer."""
+    """Claim ``count`` new rows holding the values; return a finding when fewer.
+
+    A ``count`` given as operators (``{"$gte": 0}``) claims every such row, then checks
+    their number.
+    """
+    exact = expected.count if isinstance(expected.count, int) else None
     claimed = 0
     for i, change in enumerate(changes):
-        if claimed == expected.count:
+        if claimed == exact:
             break
         same = free[i] and change.table == expected.table and change.kind == "new"
         if same and _holds(change.after, expected.values):
             free[i] = False
             claimed += 1
-    if claimed < expected.count:
+    enough = claimed == exact if exact is not None else subset_score(claimed, expected.count)
+    if not enough:
         wanted = expected.model_dump(exclude_defaults=True)
         return {"expected": wanted, "got": f"{claimed} such new rows"}
     return None
