@@ -13,7 +13,8 @@ In each text field of the answer (strings at any depth; numbers and booleans are
   are judged whole) is grounded when the evidence holds the word;
 * an **example copy** is a phrase of the agent's worked-example answers (a whole text value,
   or a sentence of it, of two words or more, or a capitalised word) that the answer holds and
-  no tool result does.
+  no tool result does, as a phrase or word for word (every word of four letters or more: an
+  opening filled from the result, "You are well calibrated", is the result's).
 
 What it cannot see: a false sentence built only of grounded words ("retention rose" when it
 fell), a grounded number attached to the wrong thing (the lapses given as the retention),
@@ -84,6 +85,7 @@ class Evidence:
         self.results = fold(" ".join(results))
         self.text = self.results + fold(request)
         self.words = set(self.text.split())
+        self.result_words = set(self.results.split())
         raw = " ".join([*results, request])
         self.numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", raw)]
 
@@ -117,7 +119,7 @@ def _names(text: str, evidence: Evidence) -> Iterator[str]:
         word = match.group(0)
         if not word[0].isupper() or len(word) < 2 or _OPENERS.search(text[: match.start()]):
             continue
-        if fold(word).strip() not in evidence.words:
+        if not all(token in evidence.words for token in fold(word).split()):
             yield word
 
 
@@ -126,6 +128,18 @@ def _entry_grounded(entry: str, evidence: Evidence) -> bool:
         return True
     words = [w for w in fold(entry).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
     return bool(words) and all(w in evidence.words for w in words)
+
+
+def _copied(phrase: str, evidence: Evidence) -> bool:
+    """Return whether an example phrase found in the answer came from the example.
+
+    Not when a tool result holds the phrase, nor every word of it of four letters or more
+    (an opening filled from the result, "You are well calibrated", is the result's).
+    """
+    if evidence.holds(phrase, results_only=True):
+        return False
+    words = [w for w in fold(phrase).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
+    return not words or any(w not in evidence.result_words for w in words)
 
 
 def example_phrases(answers: Sequence[str]) -> list[str]:
@@ -164,7 +178,7 @@ def ungrounded_words(
         found += [
             Ungrounded(kind="example", field=field, text=phrase)
             for phrase in examples
-            if fold(phrase) in folded and not evidence.holds(phrase, results_only=True)
+            if fold(phrase) in folded and _copied(phrase, evidence)
         ]
     return _unique(found)
 
