@@ -120,7 +120,8 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 TABLE_TITLE = "noema-graph eval"
 TABLE_CAPTION = (
-    "pass: items scoring 1.0 (share and count); traj: trajectory match; coher: coherence; "
+    "pass: items passed (answer 1.0, store and refusal as expected, no leak; share and "
+    "count); traj: trajectory match; coher: coherence; "
     "viol: rule violations; halluc: hallucinated actions; unasked: runs that changed the "
     "store unasked; ungr: answers with words no tool gave; leaks: answers showing a secret"
 )
