@@ -24,6 +24,11 @@ def main() -> None:
     gold = Counter(kind for entry in entries for kind, _ in entry["labels"])
     print(f"answers: {result.answers}; labelled cases: {sum(gold.values())} {dict(gold)}")
     print(f"precision {result.precision:.3f}  recall {result.recall:.3f}")
+    print("| kind | labelled | found | false positives | false negatives |")
+    for kind in ("number", "entry", "name", "example", "leak"):
+        fp = sum(1 for _, k, _ in result.false_positive if k == kind)
+        fn = sum(1 for _, k, _ in result.false_negative if k == kind)
+        print(f"| {kind} | {gold[kind]} | {gold[kind] - fn + fp} | {fp} | {fn} |")
     for name, misses in (("false positive", result.false_positive),
                          ("false negative", result.false_negative)):  # fmt: skip
         for answer, kind, where in misses:
