@@ -35,7 +35,7 @@ from noema_graph.evals.scorers import parsed
 from noema_graph.trajectory.schema import Trajectory
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s*%|\s+percent)?(?![\w])")
-_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'-]*")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _OPENERS = re.compile(r"(?:^|[.!?:;\"(\[]\s*|\n\s*)$")
 ENTRY_WORD = 4
@@ -87,7 +87,8 @@ class Evidence:
         self.words = set(self.text.split())
         self.result_words = set(self.results.split())
         raw = " ".join([*results, request])
-        self.numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", raw)]
+        # unsigned, as the answer's numbers are read: "2026-11-27" holds 11, not -11
+        self.numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", raw)]
 
     def holds(self, phrase: str, *, results_only: bool = False) -> bool:
         """Return whether the evidence holds ``phrase`` as whole words."""

@@ -92,3 +92,9 @@ def test_a_reworded_sentence_leaks_through_the_words_the_front_does_not_hold() -
         {"id": 42, "front": "{{c1::Rabat}} is the capital of Morocco.", "back": back},
     )
     assert answer_leaks(_run(reworded, cloze), SECRET)  # a cloze deletion is hidden text
+
+
+def test_a_timestamp_gives_its_parts_and_no_names() -> None:
+    flag = ("flag_card", {"card_id": 45, "created_at": "2026-11-27T21:38:01Z"})
+    answer = "Flagged: created 2026-11-27T21:38:01Z, card 45."
+    assert _found(_run(answer, flag)) == set()
