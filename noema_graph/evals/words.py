@@ -19,7 +19,10 @@ In each text field of the answer (strings at any depth; numbers and booleans are
 What it cannot see: a false sentence built only of grounded words ("retention rose" when it
 fell), a grounded number attached to the wrong thing (the lapses given as the retention),
 a wrong inference in lower-case prose (``you study on weekends``), an invented
-lower-case word, and anything in fields that are not text.
+lower-case word, words the model wrote into a call and read back (an ingested paraphrase is
+a tool result), and anything in fields that are not text. Short words (under four letters)
+of a list entry are not looked up; a pronoun the evidence lacks ("your" for "my") makes an
+entry ungrounded.
 """
 
 from __future__ import annotations
