@@ -131,7 +131,8 @@ def run_item(
     try:
         learner = resolve_learner(store, item.tag("user") or DEFAULT_USER)
     except ConfigurationError as exc:
-        meta = {"agent": agent, "item_id": item.id, "run_error": f"user tag: {exc}"}
+        tag = f"user:{item.tag('user') or DEFAULT_USER}"
+        meta = {"agent": agent, "item_id": item.id, "run_error": f"tag {tag}: {exc}"}
         return Trajectory(input=item.input, metadata=meta)
     error: str | None = None
     started = time.perf_counter()
