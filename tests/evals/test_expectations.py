@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,17 @@ def test_a_refusal_passes_only_unsuccessful_with_its_code_and_the_store_unchange
     flag = _change("card_flags", "new", {"id": 9}, None, {"id": 9, "card_id": 3}).model_dump()
     wrote = evaluator.score(item, _refusal_run(False, "forbidden", [flag]))
     assert not wrote.passed and wrote.state_ok is False and wrote.unasked_changes
+
+
+def test_the_readme_example_of_each_kind_loads_against_the_demo_store(
+    demo_master: DemoSummary,
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**The dataset format**", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    items = [EvalItem.model_validate(raw) for raw in json.loads(block)["dataset"]]
+    found = load_expectations(items, demo_master.path)
+    assert found["taxonomy_curator-fr-1"].refusal
+    assert found["tutor-read-only"].frozen_tables == ("reviews", "card_states")
+    kinds = [row.kind for row in found["rows-of-each-kind"].expected_state]
+    assert kinds == ["new", "new", "deleted"]
