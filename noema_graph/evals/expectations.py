@@ -145,6 +145,11 @@ def item_expectations(item: EvalItem) -> Expectations:
             item, "store_unchanged", "true contradicts expected_state",
             "list the tables that must not change, or drop one of the two",
         )  # fmt: skip
+    if clash := sorted({r.table for r in found.expected_state} & set(found.frozen_tables or ())):
+        raise _fail(
+            item, "store_unchanged", f"tables {clash} are also in expected_state",
+            "a table either changes as expected or does not change",
+        )  # fmt: skip
     return found
 
 

@@ -39,6 +39,12 @@ def _item(**fields: Any) -> EvalItem:
             {"expected_success": False, "expected_state": [{"table": "cards", "new": True}]},
             "expected_state",
         ),
+        (
+            {"store_unchanged": ["cards"], "expected_state": [{"table": "cards", "new": True}]},
+            "store_unchanged",
+        ),
+        ({"expected_state": [{"table": "cards", "new": True, "count": 0}]}, "expected_state"),
+        ({"expected_state": [{"table": "cards", "new": True, "count": {"$x": 1}}]}, "expected"),
     ],
 )
 def test_a_malformed_expectation_names_the_item_and_the_field(
