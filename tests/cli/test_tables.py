@@ -136,5 +136,5 @@ def test_the_eval_summary_prints_plain_rows_when_piped() -> None:
     lines = piped.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert lines[0] == "noema-graph eval" and lines[1].split()[:3] == ["agent", "items", "final"]
     assert lines[2].startswith(agent + "  ") and lines[2].split()[1:4] == ["2/2", "1.000", "100%"]
-    assert lines[3].startswith("all ") and lines[-1].startswith("pass: items scoring 1.0")
+    assert lines[3].startswith("all ") and lines[-1].startswith("pass: items passed")
     _plain("\n".join(lines))
