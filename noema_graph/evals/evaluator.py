@@ -281,6 +281,10 @@ class TrajectoryEvaluator:
         final = _final(self.scorer, output, item.expected_output, item.input)
         if wanted.refusal and item.expected_output is None:
             final = 1.0 if checks["outcome_ok"] else 0.0
+        elif item.expected_output is None and (
+            wanted.expected_state or wanted.store_unchanged is not None
+        ):  # an item that grades only what the run did: its answer is not graded
+            final = 1.0
         leaks = [leak.model_dump() for leak in answer_leaks(trajectory, self.secret_fields)]
         words = ungrounded_words(trajectory, examples=self.examples)
         passed = (

@@ -190,3 +190,14 @@ def test_the_readme_example_of_each_kind_loads_against_the_demo_store(
     assert found["tutor-read-only"].frozen_tables == ("reviews", "card_states")
     kinds = [row.kind for row in found["rows-of-each-kind"].expected_state]
     assert kinds == ["new", "new", "deleted"]
+
+
+def test_an_item_without_expected_output_is_graded_on_the_store_alone() -> None:
+    moved = _change("cards", "changed", {"id": 5}, {"category_id": 1}, {"category_id": 2})
+    item = _item(
+        expected_state=[{"table": "cards", "key": {"id": 5}, "values": {"category_id": 2}}]
+    )
+    run = Trajectory(input="x", final_output={"any": "answer"}, metadata={"store_changes": [moved]})
+    assert TrajectoryEvaluator().score(item, run).passed
+    nothing = run.model_copy(update={"metadata": {"store_changes": []}})
+    assert not TrajectoryEvaluator().score(item, nothing).passed
