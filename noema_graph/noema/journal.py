@@ -132,7 +132,7 @@ class ThreadUndone(ToolInputError):
     """A journaled write on a thread whose changes an undo reverted (a resumed step)."""
 
 
-class WouldChange(Exception):  # noqa: N818  # a control-flow signal, not an error
+class WouldChange(Exception):  # a control-flow signal, not an error
     """Raised inside a dry run's transaction so that it rolls back; carries the preview."""
 
     def __init__(self, result: Any, rows: list[dict[str, Any]]) -> None:
@@ -249,7 +249,7 @@ def thread_changes(thread_id: str) -> Op[list[Change]]:
     rows = yield from fetch_all(
         f"SELECT * FROM {JOURNAL_TABLE} WHERE thread_id = ? ORDER BY id", (thread_id,)
     )
-    return [_change(row) for row in rows]
+    return [_change(dict(row)) for row in rows]
 
 
 def undos_of(thread_id: str) -> Op[list[str]]:
@@ -302,8 +302,7 @@ def _identifier(name: str) -> str:
 
 _SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 _POSTGRES_TABLES = (
-    "SELECT table_name AS name FROM information_schema.tables"
-    " WHERE table_schema = current_schema()"
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()"
 )
 
 
@@ -355,7 +354,9 @@ def _targets(thread_id: str, step: int | None) -> Op[list[Change]]:
     return live
 
 
-def undo_thread(thread_id: str, *, step: int | None = None, undo_id: str | None = None) -> Op[UndoReport]:
+def undo_thread(
+    thread_id: str, *, step: int | None = None, undo_id: str | None = None
+) -> Op[UndoReport]:
     """Revert ``thread_id``'s changes in effect (those from LangGraph step ``step`` on).
 
     Newest row first, in the caller's transaction; the undo's writes are journaled under
@@ -388,7 +389,7 @@ def undo_thread(thread_id: str, *, step: int | None = None, undo_id: str | None 
     if len(made) > len(targets) - len(conflicts):
         expected = {(c.table, json.dumps(c.key, sort_keys=True)) for c in targets}
         for row in made:
-            extra = _change(row)
+            extra = _change(dict(row))
             if (extra.table, json.dumps(extra.key, sort_keys=True)) not in expected:
                 conflicts.append(f"{label(extra.table, extra.key)} would be {extra.action}d too")
     if conflicts:

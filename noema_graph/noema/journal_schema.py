@@ -78,9 +78,7 @@ JOURNALED: dict[str, JournaledTable] = {
     "chunks": JournaledTable(
         ("id",), ("id", "source_id", "position", "start_char", "end_char", "text")
     ),
-    "card_flags": JournaledTable(
-        ("id",), ("id", "card_id", "reason", "severity", "created_at")
-    ),
+    "card_flags": JournaledTable(("id",), ("id", "card_id", "reason", "severity", "created_at")),
 }
 """Every table of the learner's data, as migrations 1 and 2 create it (a test checks)."""
 

@@ -146,9 +146,7 @@ class LearningStore(Closeable):
         operation = DOMAIN_OPERATIONS[name]
         return self.run(operation.function(params), write=operation.writes)
 
-    def call_journaled(
-        self, name: str, arguments: dict[str, Any], change: ChangeContext
-    ) -> Any:
+    def call_journaled(self, name: str, arguments: dict[str, Any], change: ChangeContext) -> Any:
         """Run operation ``name`` like :meth:`call`, its writes journaled under ``change``.
 
         A read operation runs as :meth:`call` does. With ``change.dry_run`` nothing is
