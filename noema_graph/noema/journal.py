@@ -407,7 +407,7 @@ def undo_thread(
         thread_id=thread_id,
         rows=len(targets),
         tables=sorted({c.table for c in targets}),
-        calls=list(dict.fromkeys(c.call_id for c in targets)),
+        calls=list(dict.fromkeys(c.call_id for c in reversed(targets))),
     )
 
 
