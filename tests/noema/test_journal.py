@@ -197,7 +197,7 @@ def test_an_undo_that_would_cascade_into_other_rows_is_a_conflict(store: Learnin
     (card,) = [c.key["id"] for c in store.run(thread_changes("t1"), write=False)]
     store.call("flag_card", card_id=card, reason="later flag")  # not the run's row
     before = snapshot(store)
-    with pytest.raises(UndoConflict, match="card flag .* would be deleted too"):
+    with pytest.raises(UndoConflict, match=r"card flag .* would be deleted too"):
         store.run(undo_thread("t1"))
     assert snapshot(store) == before
 
@@ -256,7 +256,7 @@ def test_a_journal_row_naming_a_missing_table_stops_the_undo(store: LearningStor
     )
     store.run(execute(f"UPDATE {JOURNAL_TABLE} SET table_name = 'card_notes'"))
     before = snapshot(store)
-    with pytest.raises(JournalError, match="table 'card_notes'.*no longer has"):
+    with pytest.raises(JournalError, match=r"table 'card_notes'.*no longer has"):
         store.run(undo_thread("t1"))
     assert snapshot(store) == before
 
