@@ -87,6 +87,12 @@ def _locate(
     else:
         store = learning_location(None, env=os.environ, database=where)
     if isinstance(store, Path):
+        if not store.exists() and used is None and data is None:
+            usage_error(
+                f"unknown thread {thread!r}: no run of it in {_shown(where)}",
+                "list runs with noema-graph threads; pass --db/--database-url and --data "
+                "of the run",
+            )
         if not store.exists():
             usage_error(f"no learning store at {store}", "pass --data FILE (the run's store)")
         check_database(store, flag="--data", ours=LEARNING_TABLES)
@@ -190,9 +196,12 @@ def undo(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
+    again = f"noema-graph undo {report.undo_id}"
+    if data is not None or used is not None:
+        again += f" --data {_shown(store)}"
     console.print(
         f"undid {report.rows} row change(s) of {thread} in {', '.join(report.tables)}"
-        f" ({len(report.calls)} call(s)); take it back with: noema-graph undo {report.undo_id}",
+        f" ({len(report.calls)} call(s)); take it back with: {again}",
         markup=False,
         highlight=False,
     )
@@ -211,3 +220,11 @@ def with_changes(output: Mapping[str, Any], store: Path | str, thread: str) -> d
 def dry_run_lines(store: Path | str, thread: str) -> list[str]:
     """Return what a dry run would have changed: one line per row (the journal's text)."""
     return [c.text for c in _read(thread, store) if c.dry_run and c.thread_id == thread]
+
+
+def run_changes(where: Path | str, thread: str) -> list[Change]:
+    """Return what ``thread`` changed in the learning store its runs used ([] if unknown)."""
+    used = _recipe_store(where, thread)
+    if used is None or (isinstance(used, Path) and not used.exists()):
+        return []
+    return _read(thread, used)

@@ -15,7 +15,7 @@ from noema_graph.noema.journal import (
 )
 from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED
 from noema_graph.noema.schema import HISTORY_TABLES
-from noema_graph.noema.store import DryRun, LearningStore
+from noema_graph.noema.store import AsyncLearningStore, DryRun, LearningStore
 from noema_graph.storage.sql.driver import execute, fetch_all, insert
 from tests.noema.conftest import table_names
 from tests.noema.journal_helpers import as_call, snapshot
@@ -264,3 +264,22 @@ def test_a_journal_row_naming_a_missing_table_stops_the_undo(store: LearningStor
 def test_nothing_to_undo_is_an_error(store: LearningStore) -> None:
     with pytest.raises(JournalError, match="no change in effect"):
         store.run(undo_thread("nobody"))
+
+
+async def test_the_async_store_journals_and_runs_dry_too(astore: AsyncLearningStore) -> None:
+    made = await astore.call("create_cards", deck_id=1, cards=[{"front": "Q", "back": "A"}])
+    card = made.card_ids[0]
+    flag = {"card_id": card, "reason": "vague"}
+    preview = await astore.call_journaled(
+        "flag_card", flag, as_call("t1", "c1", "flag_card", dry_run=True)
+    )
+    assert isinstance(preview, DryRun) and preview.lines()[0].startswith("card flag ")
+    assert await astore.run(fetch_all("SELECT * FROM card_flags"), write=False) == []
+    await astore.call_journaled("flag_card", flag, as_call("t1", "c2", "flag_card"))
+    found = await astore.run(thread_changes("t1"), write=False)
+    assert [(c.call_id, c.dry_run, c.action) for c in found] == [
+        ("c1", True, "insert"),
+        ("c2", False, "insert"),
+    ]
+    await astore.run(undo_thread("t1"))
+    assert await astore.run(fetch_all("SELECT * FROM card_flags"), write=False) == []

@@ -114,8 +114,13 @@ class UndoLastUndo:
 
 Action = Write | Undo | UndoLastUndo
 
+
+def _build(thread: str, pair: tuple[str, dict[str, Any]], dry: bool) -> Write:
+    return Write(thread, pair[0], pair[1], dry)
+
+
 _WRITE = st.builds(
-    lambda thread, pair, dry: Write(thread, pair[0], pair[1], dry),
+    _build,
     st.sampled_from(THREADS),
     st.sampled_from(sorted(_WRITES)).flatmap(lambda t: _WRITES[t].map(lambda a: (t, a))),
     st.integers(min_value=0, max_value=5).map(lambda n: n == 0),  # one call in six runs dry
