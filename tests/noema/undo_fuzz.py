@@ -11,7 +11,7 @@ learner's data must equal the original by query.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -25,7 +25,9 @@ from tests.noema.journal_helpers import as_call, snapshot
 
 THREADS = ("t0", "t1", "t2")
 CONCEPTS = ("Noble gases", "Atomic number", "Capital cities", "Europe", "New idea", "Other idea")
-CARDS = st.integers(min_value=1, max_value=212)  # 208 sample cards; a few ids past them
+CARDS = st.sampled_from([1, 2, 5, 202, 203, 209, 210])
+"""A few sample cards (202, 203: duplicates the quality scan flags), so that calls of
+different threads meet on a row, and ids past the sample's 208 (cards a sequence creates)."""
 CATEGORIES = st.one_of(st.none(), st.integers(min_value=1, max_value=12))
 
 _WRITES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
@@ -145,6 +147,7 @@ class Tally:
     nothing by a full comparison (else by the journal's size, which is cheaper)."""
 
     strict: bool = False
+    since: int = 0
     writes: int = 0
     refused: int = 0
     dry: int = 0
@@ -197,25 +200,37 @@ def _undo(store: LearningStore, thread: str, step: int | None, tally: Tally) -> 
     tally.undo_ids.append(report.undo_id)
 
 
-def run_sequence(store: LearningStore, actions: Sequence[Action], *, strict: bool = False) -> Tally:
-    """Apply ``actions``; every refused write, conflict or empty undo must write nothing."""
+def run_sequence(
+    store: LearningStore, actions: Sequence[Action], *, strict: bool = False, prefix: str = ""
+) -> Tally:
+    """Apply ``actions``; every refused write, conflict or empty undo must write nothing.
+
+    ``prefix`` goes before the thread names (sequences sharing one store use their own).
+    """
     tally = Tally(strict=strict)
+    tally.since = _last_id(store)
     for step, action in enumerate(actions, 1):
         if isinstance(action, Write):
-            _write(store, action, step, tally)
+            _write(store, replace(action, thread=prefix + action.thread), step, tally)
         elif isinstance(action, Undo):
-            steps = tally.calls.get(action.thread, [])
+            thread = prefix + action.thread
+            steps = tally.calls.get(thread, [])
             start = None
             if action.from_call is not None and steps:
                 start = steps[min(action.from_call, len(steps) - 1)]
-            _undo(store, action.thread, start, tally)
+            _undo(store, thread, start, tally)
         elif tally.undo_ids:
             _undo(store, tally.undo_ids[-1], None, tally)
     return tally
 
 
+def _last_id(store: LearningStore) -> int:
+    row = store.run(fetch_all(f"SELECT MAX(id) AS n FROM {JOURNAL_TABLE}"), write=False)
+    return int(row[0]["n"] or 0)
+
+
 def undo_everything(store: LearningStore, tally: Tally) -> None:
-    """Revert every change set on record, newest first: the store is then the original.
+    """Revert every change set the sequence made, newest first: the store is then as before.
 
     A tool call is reverted by ``undo THREAD --step`` its step (steps are unique), an undo by
     ``undo UNDO_ID``. Each must succeed: no conflict may remain once everything newer is
@@ -224,7 +239,9 @@ def undo_everything(store: LearningStore, tally: Tally) -> None:
     sets = store.run(
         fetch_all(
             f"SELECT thread_id, tool, step, MAX(id) AS last FROM {JOURNAL_TABLE}"
-            " WHERE dry_run = 0 GROUP BY thread_id, call_id, tool, step ORDER BY last DESC"
+            " WHERE dry_run = 0 GROUP BY thread_id, call_id, tool, step"
+            " HAVING MAX(id) > ? ORDER BY last DESC",
+            (tally.since,),
         ),
         write=False,
     )
