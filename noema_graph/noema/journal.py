@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
@@ -43,8 +43,8 @@ from pydantic import BaseModel, ConfigDict
 from noema_graph.errors import NoemaError
 from noema_graph.noema.clock import to_db, utc_now
 from noema_graph.noema.errors import ToolInputError
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED
-from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one
+from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED, SETS_TABLE
+from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one, insert
 
 T = TypeVar("T")
 Action = Literal["insert", "update", "delete"]
@@ -79,6 +79,7 @@ class Change(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: int
+    set_id: int
     thread_id: str
     call_id: str
     tool: str
@@ -142,19 +143,25 @@ class WouldChange(Exception):  # a control-flow signal, not an error
         self.rows = rows
 
 
-_INSERT_CONTEXT = (
-    f"INSERT INTO {CONTEXT_TABLE} (call_id, thread_id, tool, step, checkpoint_id, dry_run,"
+_INSERT_SET = (
+    f"INSERT INTO {SETS_TABLE} (thread_id, call_id, tool, step, checkpoint_id, dry_run,"
     " reverts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SELECT = (
+    "SELECT j.id, j.set_id, j.table_name, j.action, j.before, j.after, s.thread_id,"
+    " s.call_id, s.tool, s.step, s.checkpoint_id, s.dry_run, s.reverts, s.undone_by,"
+    f" s.created_at FROM {JOURNAL_TABLE} j JOIN {SETS_TABLE} s ON s.id = j.set_id"
 )
 
 
-def _open_context(change: ChangeContext) -> Op[None]:
+def _open_set(change: ChangeContext) -> Op[int]:
+    """Open the change set of ``change``: the triggers journal under it until it closes."""
     yield from execute(f"DELETE FROM {CONTEXT_TABLE}")  # a writer is alone: none is left
-    yield from execute(
-        _INSERT_CONTEXT,
+    set_id = yield from insert(
+        _INSERT_SET,
         (
-            change.call_id,
             change.thread_id,
+            change.call_id,
             change.tool,
             change.step,
             change.checkpoint_id,
@@ -162,6 +169,23 @@ def _open_context(change: ChangeContext) -> Op[None]:
             change.reverts,
             to_db(utc_now()),
         ),
+    )
+    yield from execute(f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)", (set_id,))
+    return set_id
+
+
+def _close_set(set_id: int) -> Op[None]:
+    """Stop journaling; an UPDATE that changed nothing, and a set left empty, are not kept."""
+    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
+    yield from execute(  # SQLite's triggers journal them (a WHEN clause would cost parsing)
+        f"DELETE FROM {JOURNAL_TABLE} WHERE set_id = ? AND action = 'update'"
+        " AND before = after",
+        (set_id,),
+    )
+    yield from execute(
+        f"DELETE FROM {SETS_TABLE} WHERE id = ?"
+        f" AND NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE} WHERE set_id = ?)",
+        (set_id, set_id),
     )
 
 
@@ -182,56 +206,72 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
             fix=f"ask the learner: start a new thread, or take the undo back with "
             f"`noema-graph undo {undo_id}`",
         )
-    yield from _open_context(change)
+    set_id = yield from _open_set(change)
     result = yield from op
     if change.dry_run:
-        rows = yield from fetch_all(
-            f"SELECT * FROM {JOURNAL_TABLE} WHERE thread_id = ? AND call_id = ? ORDER BY id",
-            (change.thread_id, change.call_id),
-        )
+        rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
         raise WouldChange(result, [dict(row) for row in rows])
-    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
+    yield from _close_set(set_id)
     return result
 
 
-_COPY_COLUMNS = (
-    "thread_id",
-    "call_id",
-    "tool",
-    "step",
-    "checkpoint_id",
-    "dry_run",
-    "table_name",
-    "row_key",
-    "action",
-    "before",
-    "after",
-    "reverts",
-    "created_at",
-)
-
-
 def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
-    """Store a dry run's would-be changes (``dry_run`` = 1; never undone, never in effect)."""
-    columns = ", ".join(_COPY_COLUMNS)
-    marks = ", ".join("?" * len(_COPY_COLUMNS))
+    """Store a dry run's would-be changes (a set marked ``dry_run``: never undone)."""
+    rows = [r for r in rows if r["action"] != "update" or r["before"] != r["after"]]
+    if not rows:
+        return
+    first = rows[0]
+    set_id = yield from _open_set(
+        ChangeContext(
+            thread_id=str(first["thread_id"]),
+            call_id=str(first["call_id"]),
+            tool=str(first["tool"]),
+            step=first["step"],
+            checkpoint_id=first["checkpoint_id"],
+            dry_run=True,
+        )
+    )
+    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
     for row in rows:
-        values = [1 if c == "dry_run" else row[c] for c in _COPY_COLUMNS]
-        yield from execute(f"INSERT INTO {JOURNAL_TABLE} ({columns}) VALUES ({marks})", values)
+        yield from execute(
+            f"INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (set_id, row["table_name"], row["action"], row["before"], row["after"]),
+        )
+
+
+def _values(table: str, text: str | None) -> dict[str, Any] | None:
+    """Decode a journaled row: an object (PostgreSQL) or an array in column order (SQLite)."""
+    if text is None:
+        return None
+    data = json.loads(text)
+    if isinstance(data, dict):
+        return cast(dict[str, Any], data)
+    values = cast(list[Any], data)
+    spec = JOURNALED.get(table)
+    if spec is None or len(spec.columns) != len(values):
+        return {f"column {i + 1}": value for i, value in enumerate(values)}
+    return dict(zip(spec.columns, values, strict=True))
 
 
 def _change(row: Mapping[str, Any]) -> Change:
+    table = str(row["table_name"])
+    before, after = _values(table, row["before"]), _values(table, row["after"])
+    spec = JOURNALED.get(table)
+    present = after if after is not None else before or {}
+    key = {k: present.get(k) for k in spec.key} if spec is not None else {}
     return Change(
         id=int(row["id"]),
+        set_id=int(row["set_id"]),
         thread_id=str(row["thread_id"]),
         call_id=str(row["call_id"]),
         tool=str(row["tool"]),
         step=None if row["step"] is None else int(row["step"]),
-        table=str(row["table_name"]),
-        key=json.loads(row["row_key"]),
+        table=table,
+        key=key,
         action=row["action"],
-        before=None if row["before"] is None else json.loads(row["before"]),
-        after=None if row["after"] is None else json.loads(row["after"]),
+        before=before,
+        after=after,
         dry_run=bool(row["dry_run"]),
         undone_by=row["undone_by"],
         reverts=row["reverts"],
@@ -239,25 +279,26 @@ def _change(row: Mapping[str, Any]) -> Change:
     )
 
 
+def _real(change: Change) -> bool:
+    """Return False for an UPDATE that changed nothing (SQLite's triggers journal those)."""
+    return change.action != "update" or change.before != change.after
+
+
 def row_changes(rows: Sequence[Mapping[str, Any]]) -> list[Change]:
-    """Return journal rows (as read) as :class:`Change` models; ids of a dry run's are 0."""
-    return [_change({**row, "id": row.get("id") or 0}) for row in rows]
+    """Return journal rows (as read) as :class:`Change` models, no-op updates left out."""
+    return [c for c in (_change(row) for row in rows) if _real(c)]
 
 
 def thread_changes(thread_id: str) -> Op[list[Change]]:
     """Return every journaled change of ``thread_id`` (an undo's id too), oldest first."""
-    rows = yield from fetch_all(
-        f"SELECT * FROM {JOURNAL_TABLE} WHERE thread_id = ? ORDER BY id", (thread_id,)
-    )
-    return [_change(dict(row)) for row in rows]
+    rows = yield from fetch_all(_SELECT + " WHERE s.thread_id = ? ORDER BY j.id", (thread_id,))
+    return row_changes([dict(row) for row in rows])
 
 
 def undos_of(thread_id: str) -> Op[list[str]]:
     """Return the ids of the undos that reverted changes of ``thread_id``, oldest first."""
     rows = yield from fetch_all(
-        f"SELECT thread_id, MIN(id) AS first FROM {JOURNAL_TABLE} WHERE reverts = ?"
-        " GROUP BY thread_id ORDER BY first",
-        (thread_id,),
+        f"SELECT thread_id FROM {SETS_TABLE} WHERE reverts = ? ORDER BY id", (thread_id,)
     )
     return [str(row["thread_id"]) for row in rows]
 
@@ -265,7 +306,7 @@ def undos_of(thread_id: str) -> Op[list[str]]:
 def _undo_states() -> Op[dict[str, str | None]]:
     """Return, for every undo set, the undo that reverted it (None: not reverted)."""
     rows = yield from fetch_all(
-        f"SELECT DISTINCT thread_id, undone_by FROM {JOURNAL_TABLE} WHERE tool = 'undo'"
+        f"SELECT thread_id, undone_by FROM {SETS_TABLE} WHERE tool = 'undo'"
     )
     return {str(r["thread_id"]): r["undone_by"] for r in rows}
 
@@ -283,7 +324,7 @@ def _in_effect(undone_by: str | None, undos: Mapping[str, str | None]) -> bool:
 def undo_in_effect(thread_id: str) -> Op[str | None]:
     """Return the id of an undo in effect over ``thread_id``'s changes, else None."""
     rows = yield from fetch_all(
-        f"SELECT DISTINCT undone_by FROM {JOURNAL_TABLE}"
+        f"SELECT DISTINCT undone_by FROM {SETS_TABLE}"
         " WHERE thread_id = ? AND undone_by IS NOT NULL AND dry_run = 0",
         (thread_id,),
     )
@@ -373,7 +414,7 @@ def undo_thread(
         raise JournalError(f"thread {thread_id} has no change in effect{where} to undo")
     yield from _check_tables(targets)
     undo = undo_id or f"undo-{uuid4().hex[:10]}"
-    yield from _open_context(
+    set_id = yield from _open_set(
         ChangeContext(thread_id=undo, call_id=undo, tool="undo", reverts=thread_id)
     )
     conflicts: list[str] = []
@@ -383,25 +424,23 @@ def undo_thread(
             conflicts.append(_conflict_line(change, current))
             continue
         yield from _apply(change)
-    made = yield from fetch_all(
-        f"SELECT * FROM {JOURNAL_TABLE} WHERE thread_id = ? ORDER BY id", (undo,)
-    )
+    rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
+    made = row_changes([dict(row) for row in rows])
     if len(made) > len(targets) - len(conflicts):
         expected = {(c.table, json.dumps(c.key, sort_keys=True)) for c in targets}
-        for row in made:
-            extra = _change(dict(row))
+        for extra in made:
             if (extra.table, json.dumps(extra.key, sort_keys=True)) not in expected:
                 conflicts.append(f"{label(extra.table, extra.key)} would be {extra.action}d too")
     if conflicts:
         raise UndoConflict(thread_id, conflicts)
-    ids = [c.id for c in targets]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+    sets = sorted({c.set_id for c in targets})
+    for start in range(0, len(sets), 500):
+        chunk = sets[start : start + 500]
         yield from execute(
-            f"UPDATE {JOURNAL_TABLE} SET undone_by = ? WHERE id IN ({','.join('?' * len(chunk))})",
+            f"UPDATE {SETS_TABLE} SET undone_by = ? WHERE id IN ({','.join('?' * len(chunk))})",
             [undo, *chunk],
         )
-    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
+    yield from _close_set(set_id)
     return UndoReport(
         undo_id=undo,
         thread_id=thread_id,

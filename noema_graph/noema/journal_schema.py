@@ -1,15 +1,23 @@
 """The change journal's tables and triggers (migration 3), on SQLite and PostgreSQL.
 
-``change_journal`` holds one row per row a tool call changed: the table, the row's key and
-its values before and after (JSON text; NULL before an insert, after a delete). Triggers on
-every learner-data table write it, in the transaction of the write itself, but only while
-``journal_context`` holds a row: the store puts the call's identity there at the start of a
-journaled transaction and removes it before COMMIT (:mod:`noema_graph.noema.journal`), so
-writes outside a tool call (the sample data, a learner's own script) are not journaled.
+``change_sets`` holds one row per journaled tool call (or undo): thread, call id, tool,
+LangGraph step and checkpoint, whether it was a dry run, and which undo reverted it.
+``change_journal`` holds one row per row the call changed: the table, the action and the
+row's values before and after (JSON; NULL before an insert, after a delete). Triggers on
+the tables a tool or an undo writes fill it, in the transaction of the write itself, but
+only while ``journal_context`` names the open change set: the store puts it there at the
+start of a journaled transaction and removes it before COMMIT
+(:mod:`noema_graph.noema.journal`), so writes outside a tool call (the sample data, a
+learner's own script) are not journaled.
 
-SQLite's ``json_object`` keeps 15 significant digits of a REAL; the triggers write REAL
-columns with ``printf('%!.17g')`` instead, which reads back as the same double, so an undo
-restores an FSRS stability bit for bit. PostgreSQL's ``to_jsonb`` is exact already.
+The SQLite triggers are kept short because SQLite parses every trigger of the schema each
+time a connection opens (the domain tools open the store per call): values are a JSON array
+in :data:`JOURNALED` column order (the key is read from them), the call's identity is one
+id. ``users``, ``decks`` and ``categories`` have none: no tool writes them, and an undo only
+writes journaled rows (whose cascades reach only child tables). SQLite's JSON keeps 15
+significant digits of a REAL; REAL columns are written with ``printf('%!.17g')``, which
+reads back as the same double, so an undo restores an FSRS stability bit for bit.
+PostgreSQL's ``to_jsonb`` (an object) is exact already.
 """
 
 from __future__ import annotations
@@ -83,10 +91,13 @@ JOURNALED: dict[str, JournaledTable] = {
 """Every table of the learner's data, as migrations 1 and 2 create it (a test checks)."""
 
 JOURNAL_TABLE = "change_journal"
+SETS_TABLE = "change_sets"
 CONTEXT_TABLE = "journal_context"
+UNWATCHED = frozenset({"users", "decks", "categories"})
+"""Learner tables without triggers: no tool writes them (see the module docstring)."""
 
 _TABLES = (
-    f"""CREATE TABLE {JOURNAL_TABLE} (
+    f"""CREATE TABLE {SETS_TABLE} (
         id INTEGER PRIMARY KEY,
         thread_id TEXT NOT NULL,
         call_id TEXT NOT NULL,
@@ -94,79 +105,63 @@ _TABLES = (
         step INTEGER,
         checkpoint_id TEXT,
         dry_run INTEGER NOT NULL DEFAULT 0,
+        reverts TEXT,
+        undone_by TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    f"CREATE INDEX change_sets_thread ON {SETS_TABLE}(thread_id, undone_by)",
+    f"CREATE INDEX change_sets_reverts ON {SETS_TABLE}(reverts)",
+    f"""CREATE TABLE {JOURNAL_TABLE} (
+        id INTEGER PRIMARY KEY,
+        set_id INTEGER NOT NULL REFERENCES {SETS_TABLE}(id) ON DELETE CASCADE,
         table_name TEXT NOT NULL,
-        row_key TEXT NOT NULL,
         action TEXT NOT NULL CHECK (action IN ('insert', 'update', 'delete')),
         before TEXT,
-        after TEXT,
-        undone_by TEXT,
-        reverts TEXT,
-        created_at TEXT NOT NULL
+        after TEXT
     )""",
-    f"CREATE INDEX change_journal_thread ON {JOURNAL_TABLE}(thread_id, id)",
-    f"CREATE INDEX change_journal_call ON {JOURNAL_TABLE}(call_id)",
-    f"""CREATE TABLE {CONTEXT_TABLE} (
-        call_id TEXT PRIMARY KEY,
-        thread_id TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        step INTEGER,
-        checkpoint_id TEXT,
-        dry_run INTEGER NOT NULL DEFAULT 0,
-        reverts TEXT,
-        created_at TEXT NOT NULL
-    )""",
+    f"CREATE INDEX change_journal_set ON {JOURNAL_TABLE}(set_id)",
+    f"CREATE TABLE {CONTEXT_TABLE} (set_id INTEGER NOT NULL)",
 )
 
 
 def _sqlite_value(row: str, column: str, spec: JournaledTable) -> str:
     value = f"{row}.{column}"
-    if column in spec.reals:  # 17 digits read back as the same double (json_object keeps 15)
-        return (
-            f"CASE WHEN typeof({value}) = 'real' THEN json(printf('%!.17g', {value}))"
-            f" ELSE {value} END"
-        )
+    if column in spec.reals:  # 17 digits read back as the same double (JSON keeps 15)
+        return f"iif(typeof({value})='real',json(printf('%!.17g',{value})),{value})"
     return value
 
 
-def _sqlite_json(row: str, columns: tuple[str, ...], spec: JournaledTable) -> str:
-    pairs = ", ".join(f"'{c}', {_sqlite_value(row, c, spec)}" for c in columns)
-    return f"json_object({pairs})"
+def _sqlite_row(row: str, spec: JournaledTable) -> str:
+    return f"json_array({','.join(_sqlite_value(row, c, spec) for c in spec.columns)})"
 
 
 def _sqlite_triggers(table: str, spec: JournaledTable) -> tuple[str, ...]:
     insert = (
-        f"INSERT INTO {JOURNAL_TABLE} (thread_id, call_id, tool, step, checkpoint_id, dry_run,"
-        " table_name, row_key, action, before, after, reverts, created_at)"
-        " SELECT c.thread_id, c.call_id, c.tool, c.step, c.checkpoint_id, c.dry_run,"
-        f" '{table}', {{key}}, '{{action}}', {{before}}, {{after}}, c.reverts, c.created_at"
-        f" FROM {CONTEXT_TABLE} c"
+        f"INSERT INTO {JOURNAL_TABLE}(set_id,table_name,action,before,after)"
+        f" SELECT set_id,'{table}','{{action}}',{{before}},{{after}} FROM {CONTEXT_TABLE}"
     )
-    active = f"EXISTS (SELECT 1 FROM {CONTEXT_TABLE})"
-    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in spec.columns)
-    new_key, old_key = (_sqlite_json(r, spec.key, spec) for r in ("NEW", "OLD"))
-    new_row, old_row = (_sqlite_json(r, spec.columns, spec) for r in ("NEW", "OLD"))
+    active = f"EXISTS(SELECT 1 FROM {CONTEXT_TABLE})"
+    new, old = _sqlite_row("NEW", spec), _sqlite_row("OLD", spec)
     return (
         f"CREATE TRIGGER {table}_journal_insert AFTER INSERT ON {table} WHEN {active} BEGIN "
-        + insert.format(key=new_key, action="insert", before="NULL", after=new_row)
+        + insert.format(action="insert", before="NULL", after=new)
         + "; END",
-        f"CREATE TRIGGER {table}_journal_update AFTER UPDATE ON {table}"
-        f" WHEN {active} AND ({changed}) BEGIN "
-        + insert.format(key=new_key, action="update", before=old_row, after=new_row)
+        f"CREATE TRIGGER {table}_journal_update AFTER UPDATE ON {table} WHEN {active} BEGIN "
+        + insert.format(action="update", before=old, after=new)
         + "; END",
         f"CREATE TRIGGER {table}_journal_delete AFTER DELETE ON {table} WHEN {active} BEGIN "
-        + insert.format(key=old_key, action="delete", before=old_row, after="NULL")
+        + insert.format(action="delete", before=old, after="NULL")
         + "; END",
     )
 
 
 _POSTGRES_FUNCTION = f"""CREATE FUNCTION noema_journal() RETURNS trigger AS $body$
 DECLARE
-    ctx record;
+    open_set bigint;
     old_row jsonb;
     new_row jsonb;
-    row_key jsonb;
 BEGIN
-    SELECT * INTO ctx FROM {CONTEXT_TABLE} LIMIT 1;
+    SELECT set_id INTO open_set FROM {CONTEXT_TABLE} LIMIT 1;
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
@@ -179,36 +174,31 @@ BEGIN
     IF TG_OP = 'UPDATE' AND old_row = new_row THEN
         RETURN NULL;
     END IF;
-    SELECT jsonb_object_agg(k, COALESCE(new_row, old_row) -> k) INTO row_key
-        FROM unnest(TG_ARGV) AS k;
-    INSERT INTO {JOURNAL_TABLE} (thread_id, call_id, tool, step, checkpoint_id, dry_run,
-        table_name, row_key, action, before, after, reverts, created_at)
-    VALUES (ctx.thread_id, ctx.call_id, ctx.tool, ctx.step, ctx.checkpoint_id, ctx.dry_run,
-        TG_TABLE_NAME, row_key::text, lower(TG_OP), old_row::text, new_row::text,
-        ctx.reverts, ctx.created_at);
+    INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)
+    VALUES (open_set, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);
     RETURN NULL;
 END
 $body$ LANGUAGE plpgsql"""
 
 
-def _postgres_trigger(table: str, spec: JournaledTable) -> str:
-    keys = ", ".join(f"'{k}'" for k in spec.key)
+def _postgres_trigger(table: str) -> str:
     return (
         f"CREATE TRIGGER {table}_journal AFTER INSERT OR UPDATE OR DELETE ON {table}"
-        f" FOR EACH ROW EXECUTE FUNCTION noema_journal({keys})"
+        " FOR EACH ROW EXECUTE FUNCTION noema_journal()"
     )
 
 
+WATCHED = {table: spec for table, spec in JOURNALED.items() if table not in UNWATCHED}
+
 JOURNAL_SQLITE: tuple[str, ...] = (
     *_TABLES,
-    *(stmt for table, spec in JOURNALED.items() for stmt in _sqlite_triggers(table, spec)),
+    *(stmt for table, spec in WATCHED.items() for stmt in _sqlite_triggers(table, spec)),
 )
-"""Migration 3 on SQLite: the journal, its context and three triggers per table."""
-
+"""Migration 3 on SQLite: the journal, its change sets and context, three triggers a table."""
 
 JOURNAL_POSTGRES: tuple[str, ...] = (
     *(postgres_ddl(stmt) for stmt in _TABLES),
     _POSTGRES_FUNCTION,
-    *(_postgres_trigger(table, spec) for table, spec in JOURNALED.items()),
+    *(_postgres_trigger(table) for table in WATCHED),
 )
-"""Migration 3 on PostgreSQL: the journal, its context, one trigger function for all tables."""
+"""Migration 3 on PostgreSQL: the same tables, one trigger function for every table."""

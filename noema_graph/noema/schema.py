@@ -17,6 +17,7 @@ from noema_graph.noema.journal_schema import (
     JOURNAL_POSTGRES,
     JOURNAL_SQLITE,
     JOURNAL_TABLE,
+    SETS_TABLE,
 )
 from noema_graph.storage.sql.dialect import DialectName, postgres_ddl
 
@@ -197,7 +198,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema version this code writes."""
 
-HISTORY_TABLES: frozenset[str] = frozenset({"schema_version", JOURNAL_TABLE, CONTEXT_TABLE})
+HISTORY_TABLES: frozenset[str] = frozenset(
+    {"schema_version", JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE}
+)
 """Tables that record history or bookkeeping rather than a learner's data.
 
 A comparison of the learner's data before and after a run (the evaluation's end-state check,

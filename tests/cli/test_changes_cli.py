@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from noema_graph.noema.demo import DemoSummary, write_demo_data
-from noema_graph.noema.journal_schema import JOURNAL_TABLE
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SETS_TABLE
 from tests.scripted import call, plan_reply, structured, text, tools_reply
 
 
@@ -141,6 +141,7 @@ def test_bad_input_is_one_line_and_exit_2(cli: Any, scripted: Any, tmp_path: Pat
     shutil.copyfile("learn.db", "other.db")
     with sqlite3.connect("other.db") as conn:
         conn.execute(f"DELETE FROM {JOURNAL_TABLE}")
+        conn.execute(f"DELETE FROM {SETS_TABLE}")
     _one_line_error(
         invoke(["changes", "th1", "--data", "other.db"]), 2, "another learning store", "learn.db"
     )

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from noema_graph.errors import NoemaError
 from noema_graph.noema.journal import JournalError, UndoConflict, undo_thread
-from noema_graph.noema.journal_schema import JOURNAL_TABLE
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SETS_TABLE
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.journal_helpers import as_call, snapshot
@@ -225,7 +225,7 @@ def run_sequence(
 
 
 def _last_id(store: LearningStore) -> int:
-    row = store.run(fetch_all(f"SELECT MAX(id) AS n FROM {JOURNAL_TABLE}"), write=False)
+    row = store.run(fetch_all(f"SELECT MAX(id) AS n FROM {SETS_TABLE}"), write=False)
     return int(row[0]["n"] or 0)
 
 
@@ -238,9 +238,8 @@ def undo_everything(store: LearningStore, tally: Tally) -> None:
     """
     sets = store.run(
         fetch_all(
-            f"SELECT thread_id, tool, step, MAX(id) AS last FROM {JOURNAL_TABLE}"
-            " WHERE dry_run = 0 GROUP BY thread_id, call_id, tool, step"
-            " HAVING MAX(id) > ? ORDER BY last DESC",
+            f"SELECT thread_id, tool, step FROM {SETS_TABLE}"
+            " WHERE dry_run = 0 AND id > ? ORDER BY id DESC",
             (tally.since,),
         ),
         write=False,
