@@ -1,15 +1,16 @@
 """The change journal's cost on a write tool call (issue 37 target: at most 10%).
 
-Two copies of the sample store: one at schema 2 (no journal: no tables, no triggers), one
-at schema 3. Each write operation runs N times on both, interleaved in rounds so that the
-machine's load falls on both alike; the figure is the median per call.
+Two copies of the sample store: one taken back to schema 2 (no journal: no tables, no
+triggers), one at schema 3. Each write operation runs N times on both, interleaved in
+rounds so that the machine's load falls on both alike; each figure is the median per call.
 
 - ``op``: the operation alone in an open store (``call`` on schema 2 against
-  ``call_journaled`` on schema 3: the undo check, the context row, the triggers' rows).
-- ``tool``: the whole domain tool call as an agent makes it (open the store, run, close),
-  inside a run scope (journaled) on schema 3, against the same handler on schema 2 outside
-  a run (nothing journaled; the handler's open does not migrate a schema-2 store because
-  it is given only migrations 1-2 here).
+  ``call_journaled`` on schema 3: the undo check, the change set, the triggers' rows).
+- ``handler``: the domain tool's handler as it runs today (open the store, run, close): a
+  new SQLite connection per call, which parses the schema, triggers included.
+- ``tool``: the call as an agent makes it: the LangChain tool of the ToolSpec, through the
+  ToolRunner (validation, worker thread, ToolResult, observation), inside a run scope on
+  schema 3 (journaled) and outside one on schema 2.
 
 Usage:
     PYTHONPATH=$PWD .venv/bin/python bench/bench_journal_overhead.py [--calls 300]
@@ -31,13 +32,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from noema_graph.noema.demo import write_demo_data  # noqa: E402  # after the path
+from noema_graph.agents.domain_tools import domain_spec  # noqa: E402  # after the path
+from noema_graph.context import RunContext, RunScope, run_scope  # noqa: E402
+from noema_graph.noema.demo import write_demo_data  # noqa: E402
 from noema_graph.noema.journal import ChangeContext  # noqa: E402
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE  # noqa: E402
+from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, SETS_TABLE  # noqa: E402
+from noema_graph.noema.operations import DOMAIN_OPERATIONS  # noqa: E402
 from noema_graph.noema.schema import MIGRATIONS  # noqa: E402
 from noema_graph.noema.store import LearningStore  # noqa: E402
+from noema_graph.tools.langchain_tool import to_langchain_tool  # noqa: E402
+from noema_graph.tools.runner import ToolRunner  # noqa: E402
+from noema_graph.tools.spec import ToolContext, ToolSpec  # noqa: E402
 
 ROUNDS = 10
+NAMES = ("move_card", "flag_card", "update_card", "record_review", "link_concepts", "create_cards")
 
 
 def arguments(name: str, i: int) -> dict[str, Any]:
@@ -66,11 +74,26 @@ def without_journal(path: Path) -> None:
         ).fetchall()
         for (name,) in triggers:
             conn.execute(f"DROP TRIGGER {name}")
-        conn.execute(f"DROP TABLE {JOURNAL_TABLE}")
-        conn.execute(f"DROP TABLE {CONTEXT_TABLE}")
+        for table in (JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE):
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("DELETE FROM schema_version WHERE version = 3")
     with LearningStore.open(path, migrations=MIGRATIONS[:2]) as plain:
         assert plain.schema_version() == 2
+
+
+def schema2_handler(name: str, db: Path) -> Callable[..., Any]:
+    """The domain handler of before the journal: open (schema 2), call, close."""
+
+    def handle(**a: Any) -> Any:
+        with LearningStore.open(db, migrations=MIGRATIONS[:2], pooled=True) as store:
+            return store.call(name, **a)
+
+    return handle
+
+
+def tool_of(spec: ToolSpec) -> Any:
+    runner = ToolRunner(ToolContext(permissions=frozenset({"fs:read", "fs:write"})))
+    return to_langchain_tool(spec, runner, max_observation_chars=100_000)
 
 
 def timed(call: Callable[[], Any]) -> float:
@@ -79,63 +102,68 @@ def timed(call: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
+    """Return the median seconds per call of each level on both schemas."""
+    times: dict[str, list[float]] = {k: [] for k in ("op2", "op3", "h2", "h3", "t2", "t3")}
+    counter = itertools.count()
+    spec3 = domain_spec(name, new)
+    spec2 = ToolSpec(
+        name=name,
+        description=spec3.description,
+        input_schema=DOMAIN_OPERATIONS[name].input_model,
+        handler=schema2_handler(name, old),
+        permission=spec3.permission,
+        idempotency=spec3.idempotency,
+    )
+    tool2, tool3 = tool_of(spec2), tool_of(spec3)
+    with (
+        LearningStore.open(old, migrations=MIGRATIONS[:2]) as plain,
+        LearningStore.open(new) as journaled,
+    ):
+        for _ in range(ROUNDS):
+            for _ in range(max(1, calls // ROUNDS)):
+                i = next(counter)
+                a, c = arguments(name, i), ChangeContext("bench", f"c{i}", name, step=i)
+                times["op2"].append(timed(lambda a=a: plain.call(name, **a)))
+                times["op3"].append(timed(lambda a=a, c=c: journaled.call_journaled(name, a, c)))
+                i = next(counter)
+                a = arguments(name, i)
+                scope = RunScope("trace", "run", RunContext(), thread_id="bench", call_id=f"c{i}")
+                times["h2"].append(timed(lambda a=a: spec2.handler(**a)))
+                with run_scope(scope):
+                    times["h3"].append(timed(lambda a=a: spec3.handler(**a)))
+                i = next(counter)
+                a = arguments(name, i)
+                call = {"name": name, "args": a, "id": f"c{i}", "type": "tool_call"}
+                scope = RunScope("trace", "run", RunContext(), thread_id="bench", call_id=f"c{i}")
+                times["t2"].append(timed(lambda call=call: tool2.invoke(call)))
+                with run_scope(scope):
+                    times["t3"].append(timed(lambda call=call: tool3.invoke(call)))
+    return {k: statistics.median(v) * 1000 for k, v in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
-    names = [
-        "move_card", "flag_card", "update_card", "record_review", "link_concepts", "create_cards"
-    ]  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        old = Path(folder) / "v2.db"
-        new = Path(folder) / "v3.db"
+        old, new = Path(folder) / "v2.db", Path(folder) / "v3.db"
         write_demo_data(old)
         write_demo_data(new)
         without_journal(old)
-        print(f"{'operation':14} {'op v2':>9} {'op v3':>9} {'op +%':>6}"
-              f" {'tool v2':>9} {'tool v3':>9} {'tool +%':>7}")  # fmt: skip
-        worst = 0.0
-        for name in names:
-            times: dict[str, list[float]] = {"op2": [], "op3": [], "tool2": [], "tool3": []}
-            counter = itertools.count()
-            with (
-                LearningStore.open(old, migrations=MIGRATIONS[:2]) as plain,
-                LearningStore.open(new) as journaled,
-            ):
-                per_round = max(1, args.calls // ROUNDS)
-                for _ in range(ROUNDS):
-                    for _ in range(per_round):
-                        i = next(counter)
-                        a = arguments(name, i)
-                        context = ChangeContext("bench", f"c{i}", name, step=i)
-                        times["op2"].append(timed(lambda a=a: plain.call(name, **a)))
-                        times["op3"].append(
-                            timed(lambda a=a, c=context: journaled.call_journaled(name, a, c))
-                        )
-                    for _ in range(per_round):
-                        i = next(counter)
-                        a = arguments(name, i)
-                        context = ChangeContext("bench", f"c{i}", name, step=i)
-
-                        def tool2(a: dict[str, Any] = a) -> None:
-                            with LearningStore.open(old, migrations=MIGRATIONS[:2]) as s:
-                                s.call(name, **a)
-
-                        def tool3(a: dict[str, Any] = a, c: ChangeContext = context) -> None:
-                            with LearningStore.open(new) as s:
-                                s.call_journaled(name, a, c)
-
-                        times["tool2"].append(timed(tool2))
-                        times["tool3"].append(timed(tool3))
-            med = {k: statistics.median(v) * 1000 for k, v in times.items()}
-            op = 100 * (med["op3"] / med["op2"] - 1)
-            tool = 100 * (med["tool3"] / med["tool2"] - 1)
-            worst = max(worst, tool)
-            print(
-                f"{name:14} {med['op2']:8.3f}ms {med['op3']:8.3f}ms {op:+5.1f}%"
-                f" {med['tool2']:8.3f}ms {med['tool3']:8.3f}ms {tool:+6.1f}%"
-            )
-        print(f"worst tool-call overhead: {worst:+.1f}%")
+        print(f"{'operation':14}" + "".join(f"{h:>22}" for h in ("op", "handler", "tool call")))
+        worst: dict[str, float] = {"op": 0.0, "handler": 0.0, "tool": 0.0}
+        for name in NAMES:
+            med = measure(name, old, new, args.calls)
+            cells = ""
+            for level, (a, b) in {
+                "op": ("op2", "op3"), "handler": ("h2", "h3"), "tool": ("t2", "t3")
+            }.items():  # fmt: skip
+                extra = 100 * (med[b] / med[a] - 1)
+                worst[level] = max(worst[level], extra)
+                cells += f"  {med[a]:5.2f}->{med[b]:5.2f}ms {extra:+5.0f}%"
+            print(f"{name:14}{cells}")
+        print("worst: " + ", ".join(f"{k} {v:+.0f}%" for k, v in worst.items()))
 
 
 if __name__ == "__main__":
