@@ -103,3 +103,31 @@ def test_resuming_a_thread_after_an_undo_refuses_to_write_again(
     assert refused and refused[0].status == "error"
     assert report.undo_id in str(refused[0].content)
     assert _one(demo.path, "SELECT category_id FROM cards WHERE id = 55") == category
+
+
+def test_the_facade_reports_the_changes_in_the_output_metadata(
+    scripted: Any, demo: DemoSummary
+) -> None:
+    from noema_graph import run_agent
+
+    category, target = _target(demo.path, 55)
+    dry = run_agent(
+        "taxonomy_curator",
+        "Re-file card 55.",
+        user_id="ada",
+        model=_move(scripted, 55, target, "call-move"),
+        db=demo.path,
+        thread_id="fa-dry",
+        dry_run=True,
+    )
+    assert dry.metadata.changes == {"count": 1, "tables": ["cards"], "dry_run": True, "undone": 0}
+    assert _one(demo.path, "SELECT category_id FROM cards WHERE id = 55") == category
+    real = run_agent(
+        "taxonomy_curator",
+        "Re-file card 55.",
+        user_id="ada",
+        model=_move(scripted, 55, target, "call-move"),
+        db=demo.path,
+        thread_id="fa-real",
+    )
+    assert real.metadata.changes == {"count": 1, "tables": ["cards"], "dry_run": False, "undone": 0}
