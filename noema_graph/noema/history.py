@@ -14,7 +14,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noema_graph.noema.journal import Change, UndoReport, thread_changes, undo_thread, undos_of
+from noema_graph.noema.journal import (
+    Change,
+    UndoReport,
+    reverted_set_in_effect,
+    thread_changes,
+    undo_states,
+    undo_thread,
+    undos_of,
+)
 from noema_graph.noema.journal_text import readable
 from noema_graph.noema.location import store_location
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
@@ -51,7 +59,20 @@ def read_changes(thread_id: str) -> Op[list[Change]]:
     own = yield from thread_changes(thread_id)
     for undo_id in (yield from undos_of(thread_id)):
         own += yield from thread_changes(undo_id)
-    return (yield from readable(own))
+    shown = yield from readable(own)
+    undos = yield from undo_states()
+    return [_taken_back(c) if _back(c, undos) else c for c in shown]
+
+
+def _back(change: Change, undos: dict[str, str | None]) -> bool:
+    """Return whether ``change`` was undone by an undo that was itself undone since."""
+    return change.undone_by is not None and reverted_set_in_effect(change.undone_by, undos)
+
+
+def _taken_back(change: Change) -> Change:
+    mark = f" [undone by {change.undone_by}]"
+    text = change.text.replace(mark, f" [undone by {change.undone_by}, itself undone since]")
+    return change.model_copy(update={"text": text})
 
 
 def changes(thread_id: str, *, db: str | Path | None = None) -> list[Change]:

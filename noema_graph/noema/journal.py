@@ -178,8 +178,7 @@ def _close_set(set_id: int) -> Op[None]:
     """Stop journaling; an UPDATE that changed nothing, and a set left empty, are not kept."""
     yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
     yield from execute(  # SQLite's triggers journal them (a WHEN clause would cost parsing)
-        f"DELETE FROM {JOURNAL_TABLE} WHERE set_id = ? AND action = 'update'"
-        " AND before = after",
+        f"DELETE FROM {JOURNAL_TABLE} WHERE set_id = ? AND action = 'update' AND before = after",
         (set_id,),
     )
     yield from execute(
@@ -303,7 +302,7 @@ def undos_of(thread_id: str) -> Op[list[str]]:
     return [str(row["thread_id"]) for row in rows]
 
 
-def _undo_states() -> Op[dict[str, str | None]]:
+def undo_states() -> Op[dict[str, str | None]]:
     """Return, for every undo set, the undo that reverted it (None: not reverted)."""
     rows = yield from fetch_all(
         f"SELECT thread_id, undone_by FROM {SETS_TABLE} WHERE tool = 'undo'"
@@ -311,7 +310,7 @@ def _undo_states() -> Op[dict[str, str | None]]:
     return {str(r["thread_id"]): r["undone_by"] for r in rows}
 
 
-def _in_effect(undone_by: str | None, undos: Mapping[str, str | None]) -> bool:
+def reverted_set_in_effect(undone_by: str | None, undos: Mapping[str, str | None]) -> bool:
     """Return whether a set reverted by ``undone_by`` still has its effect (chains of undos)."""
     depth = 0
     while undone_by is not None:
@@ -330,9 +329,9 @@ def undo_in_effect(thread_id: str) -> Op[str | None]:
     )
     if not rows:
         return None
-    undos = yield from _undo_states()
+    undos = yield from undo_states()
     for row in rows:
-        if not _in_effect(row["undone_by"], undos):
+        if not reverted_set_in_effect(row["undone_by"], undos):
             return str(row["undone_by"])
     return None
 
@@ -384,11 +383,11 @@ def _same(current: Mapping[str, Any] | None, expected: Mapping[str, Any] | None)
 
 def _targets(thread_id: str, step: int | None) -> Op[list[Change]]:
     changes = yield from thread_changes(thread_id)
-    undos = yield from _undo_states()
+    undos = yield from undo_states()
     live = [
         c
         for c in changes
-        if not c.dry_run and (c.undone_by is None or _in_effect(c.undone_by, undos))
+        if not c.dry_run and (c.undone_by is None or reverted_set_in_effect(c.undone_by, undos))
     ]
     if step is not None:
         live = [c for c in live if c.step is not None and c.step >= step]
