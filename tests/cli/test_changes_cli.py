@@ -151,3 +151,28 @@ def test_bad_input_is_one_line_and_exit_2(cli: Any, scripted: Any, tmp_path: Pat
     _one_line_error(invoke(["undo", "th1"]), 2, "card_notes", "no longer has")
     with sqlite3.connect("learn.db") as conn:
         assert conn.execute("SELECT * FROM cards ORDER BY id").fetchall() == snapshot
+
+
+def test_changes_and_undo_on_postgres(cli: Any, scripted: Any, pg_url: str) -> None:
+    invoke, models = cli
+    flags = ["--database-url", pg_url]
+
+    def run(thread: str, target: int) -> None:
+        models.append(_move(scripted, 5, target))
+        args = ["run", "taxonomy_curator", "Re-file card 5.", *flags, "--thread", thread]
+        result = invoke([*args, "--yes", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["metadata"]["changes"]["count"] == 1
+
+    run("pg1", 7)
+    shown = invoke(["changes", "pg1", *flags])
+    assert shown.exit_code == 0, shown.output
+    assert "card 5: category Capitals -> Geography" in shown.output
+    run("pg2", 3)
+    conflict = invoke(["undo", "pg1", *flags])
+    assert conflict.exit_code == 1 and "card 5 changed since (category_id)" in conflict.output
+    assert invoke(["undo", "pg2", *flags]).exit_code == 0
+    assert invoke(["undo", "pg1", *flags]).exit_code == 0
+    found = json.loads(invoke(["changes", "pg1", *flags, "--json"]).stdout)
+    assert [c["after"]["category_id"] for c in found] == [7, 8]  # the move, then its undo
+    _one_line_error(invoke(["changes", "nosuch", *flags]), 2, "unknown thread 'nosuch'")
