@@ -19,6 +19,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import sqlite3
 import statistics
@@ -124,9 +125,9 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
             first = n % 2 == 0  # which schema goes first alternates: neither pays for the other
             i = next(counter)
             a, c = arguments(name, i), ChangeContext("bench", f"c{i}", name, step=i)
-            pair = [
-                ("op2", lambda a=a: plain.call(name, **a)),
-                ("op3", lambda a=a, c=c: journaled.call_journaled(name, a, c)),
+            pair: list[tuple[str, Callable[[], Any]]] = [
+                ("op2", functools.partial(plain.call, name, **a)),
+                ("op3", functools.partial(journaled.call_journaled, name, a, c)),
             ]
             for key, run in pair if first else pair[::-1]:
                 times[key].append(timed(run))
@@ -138,7 +139,7 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     spec3.handler(**a)
 
-            pair = [("h2", lambda a=a: spec2.handler(**a)), ("h3", h3)]
+            pair = [("h2", functools.partial(spec2.handler, **a)), ("h3", h3)]
             for key, run in pair if first else pair[::-1]:
                 times[key].append(timed(run))
             i = next(counter)
@@ -149,14 +150,14 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     tool3.invoke(call)
 
-            pair = [("t2", lambda call=call: tool2.invoke(call)), ("t3", t3)]
+            pair = [("t2", functools.partial(tool2.invoke, call)), ("t3", t3)]
             for key, run in pair if first else pair[::-1]:
                 times[key].append(timed(run))
     return {k: statistics.median(v) * 1000 for k, v in times.items()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:

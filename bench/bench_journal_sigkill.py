@@ -98,7 +98,7 @@ def check(path: Path, thread: str, before: Any) -> tuple[int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("--child", nargs=2, metavar=("DB", "THREAD"), help=argparse.SUPPRESS)

@@ -45,7 +45,7 @@ def _fuzz(examples: int, one: Any) -> tuple[Counter[str], int, float]:
         max_examples=examples,
         deadline=None,
         database=None,
-        suppress_health_check=list(HealthCheck),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(actions=ACTIONS)
     def check(actions: list[Action]) -> None:
@@ -89,11 +89,11 @@ def postgres(examples: int) -> None:
         write_demo_data(url)
         with LearningStore.open(url) as store:
             original = snapshot(store)
-            done = [0]
+            count = [0]
 
             def one(actions: list[Action]) -> Any:
-                done[0] += 1
-                tally = run_sequence(store, actions, strict=False, prefix=f"s{done[0]}-")
+                count[0] += 1
+                tally = run_sequence(store, actions, strict=False, prefix=f"s{count[0]}-")
                 undo_everything(store, tally)
                 assert snapshot(store) == original, actions
                 return tally
@@ -105,7 +105,7 @@ def postgres(examples: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sqlite", type=int, default=1000)
     parser.add_argument("--postgres", type=int, default=200)
     args = parser.parse_args()
