@@ -13,11 +13,14 @@
   on PostgreSQL (:mod:`noema_graph.noema.journal_schema`). They see every row any
   statement changes, whichever operation ran it, write the journal in the write's own
   transaction (a crash leaves both or neither), and the journal is a plain table that
-  both databases query the same way. They fire only while ``journal_context`` holds the
-  call's identity, so only tool calls are journaled.
+  both databases query the same way. They fire only while ``journal_context`` names the
+  call's change set, so only tool calls are journaled. Their cost: SQLite parses every
+  trigger when a connection opens (about 0.4 ms on the project machine;
+  ``bench/bench_journal_overhead.py``), which a connection kept per worker would remove.
 
-**Undo** reads a thread's change sets still in effect (a set is a tool call's rows, or an
-undo's), newest row first; each row's current value must equal its ``after`` (else: a
+**Undo** reads a thread's change sets still in effect (a set, a row of ``change_sets``, is
+one tool call's rows or one undo's; ``undone_by`` names the undo that reverted it, and a
+set is in effect again once that undo is itself undone), newest row first; each row's current value must equal its ``after`` (else: a
 conflict, the row changed since), and gets its ``before`` back. Everything happens in one
 transaction; any conflict, or an effect the undo did not intend (a cascade deleting another
 run's row), raises :class:`UndoConflict` and rolls it all back. The undo's own writes are
