@@ -20,8 +20,9 @@
 
 **Undo** reads a thread's change sets still in effect (a set, a row of ``change_sets``, is
 one tool call's rows or one undo's; ``undone_by`` names the undo that reverted it, and a
-set is in effect again once that undo is itself undone), newest row first; each row's current value must equal its ``after`` (else: a
-conflict, the row changed since), and gets its ``before`` back. Everything happens in one
+set is in effect again once that undo is itself undone), newest row first; each row's
+current value must equal its ``after`` (else: a conflict, the row changed since), and gets
+its ``before`` back. Everything happens in one
 transaction; any conflict, or an effect the undo did not intend (a cascade deleting another
 run's row), raises :class:`UndoConflict` and rolls it all back. The undo's own writes are
 journaled under the undo's id, which ``undo`` accepts like a thread id (undoing an undo).
