@@ -167,7 +167,12 @@ def changes(
 def undo(
     thread: ThreadArg,
     step: Annotated[
-        int | None, typer.Option("--step", min=0, help="Undo only the changes from step N on.")
+        int | None,
+        typer.Option(
+            "--step",
+            min=0,
+            help="Undo only the changes from LangGraph step N on (the step `changes` shows).",
+        ),
     ] = None,
     data: DataOpt = None,
     db: DbOpt = None,
