@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from noema_graph.graphs import build_agent_graph, build_ask_graph
     from noema_graph.hitl import approve, edit, pending, reject, resume_with
     from noema_graph.hooks import HookCall, Hooks
+    from noema_graph.noema.history import changes, undo
     from noema_graph.state.outcome import Outcome
     from noema_graph.state.output import AgentOutput
     from noema_graph.storage.backends import Backend, open_async_backend, open_backend
@@ -53,6 +54,7 @@ __all__ = [
     "async_sqlite_store",
     "build_agent_graph",
     "build_ask_graph",
+    "changes",
     "edit",
     "get_graph",
     "open_async_backend",
@@ -66,6 +68,7 @@ __all__ = [
     "serializer",
     "sqlite_checkpointer",
     "sqlite_store",
+    "undo",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__)

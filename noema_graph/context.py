@@ -28,6 +28,9 @@ class RunContext:
     max_cost_usd: float | None = None
     timeout_s: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    dry_run: bool = False
+    """Write tools validate and report what they would change; nothing is written (the
+    change journal keeps the would-be changes, marked ``dry_run``)."""
     deadline: float | None = None
     """``time.monotonic()`` instant at which the run's time budget runs out during the node
     in progress; set by the graph around each node (leave it unset), read by every bounded
@@ -57,9 +60,16 @@ class RunScope:
     trace_id: str
     run_id: str
     context: RunContext
+    thread_id: str | None = None
+    call_id: str | None = None
+    step: int | None = None
+    checkpoint_id: str | None = None
+    dry_run: bool = False
+    """This one call runs dry (see :func:`dry_run_active`), whatever the run's context says."""
 
 
 _SCOPE: ContextVar[RunScope | None] = ContextVar("noema_run_scope", default=None)
+_DRY_RUN: ContextVar[bool] = ContextVar("noema_dry_run", default=False)
 
 
 def current_scope() -> RunScope | None:
@@ -75,3 +85,24 @@ def run_scope(scope: RunScope) -> Generator[RunScope]:
         yield scope
     finally:
         _SCOPE.reset(token)
+
+
+@contextmanager
+def dry_run_calls() -> Generator[None]:
+    """Run the tool calls made inside the block dry: they report, they do not write.
+
+    The per-call switch (a run-wide one is :attr:`RunContext.dry_run`): a node or hook that
+    wants one call answered read-only wraps it, e.g. ``with dry_run_calls(): tool.invoke(
+    call)``; the domain tools then validate, journal the would-be changes and return them.
+    """
+    token = _DRY_RUN.set(True)
+    try:
+        yield
+    finally:
+        _DRY_RUN.reset(token)
+
+
+def dry_run_active() -> bool:
+    """Return whether the tool call in progress must run dry (block, call or run switch)."""
+    scope = _SCOPE.get()
+    return _DRY_RUN.get() or (scope is not None and (scope.dry_run or scope.context.dry_run))

@@ -28,6 +28,7 @@ from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
 from noema_graph.errors import ConfigurationError
 from noema_graph.hitl import paused_output, pending_of, resume_with
+from noema_graph.noema.history import change_summary
 from noema_graph.noema.location import Location, store_location
 from noema_graph.state.output import AgentOutput
 from noema_graph.storage.serde import serializer
@@ -65,12 +66,15 @@ class RunOptions(TypedDict, total=False):
         db: Learning store: a SQLite path or a ``postgresql://`` URL; None means
             ``noema-learning.sqlite``.
         timeout_s: The run's time budget in seconds; None keeps the agent's own limit.
+        dry_run: Write tools report what they would change and write nothing (the change
+            journal keeps the would-be changes: :func:`noema_graph.changes`).
     """
 
     user_id: Required[str | int]
     model: BaseChatModel | None
     db: str | Path | None
     timeout_s: float | None
+    dry_run: bool
 
 
 class StartOptions(RunOptions, total=False):
@@ -83,7 +87,11 @@ def _session(
     name: str, options: RunOptions, path: Location, learner: Learner
 ) -> tuple[Any, RunContext]:
     """Return (graph, context) of one run of ``name``; shared by every entry point."""
-    context = RunContext(user_id=learner.name, timeout_s=options.get("timeout_s"))
+    context = RunContext(
+        user_id=learner.name,
+        timeout_s=options.get("timeout_s"),
+        dry_run=bool(options.get("dry_run", False)),
+    )
     return _graph(name, options.get("model"), path), context
 
 
@@ -122,7 +130,7 @@ def run_agent(name: str, request: str, **options: Unpack[StartOptions]) -> Agent
     graph, context = _session(name, options, path, learner)
     inputs, config = _start(request, learner, options)
     graph.invoke(inputs, config, context=context)
-    return _output(name, graph, config)
+    return _with_changes(_output(name, graph, config), path, config)
 
 
 def _output(name: str, graph: Any, config: Any) -> AgentOutput:
@@ -155,7 +163,7 @@ def resume_agent(
     graph, context = _session(name, options, path, learner)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     graph.invoke(resume_with(graph, config, answer), config, context=context)
-    return _output(name, graph, config)
+    return _with_changes(_output(name, graph, config), path, config)
 
 
 async def arun_agent(name: str, request: str, **options: Unpack[StartOptions]) -> AgentOutput:
@@ -176,4 +184,11 @@ async def astream_agent(
     inputs, config = _start(request, learner, options)
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk
-    yield _output(name, graph, config)
+    yield _with_changes(_output(name, graph, config), path, config)
+
+
+def _with_changes(output: AgentOutput, path: Location, config: Any) -> AgentOutput:
+    """Return ``output`` with ``metadata.changes``: what the run changed (or would)."""
+    summary = change_summary(config["configurable"]["thread_id"], path)
+    meta = output.metadata.model_copy(update={"changes": summary.model_dump()})
+    return output.model_copy(update={"metadata": meta})

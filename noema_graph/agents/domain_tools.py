@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import create_model
 
+from noema_graph.agents.journaling import journaled_call
 from noema_graph.agents.views import AGENT_VIEWS
 from noema_graph.errors import ConfigurationError
 from noema_graph.noema.errors import ToolInputError
@@ -45,7 +46,7 @@ def _handler(name: str, db: str | Path) -> Callable[..., Any]:
     def handle(**arguments: Any) -> Any:
         try:
             with LearningStore.open(db, pooled=True) as store:
-                result = store.call(name, **arguments)
+                return journaled_call(store, name, arguments, view)  # journal, dry runs
         except ToolInputError as exc:
             fix = ToolFix.model_validate(exc.fix_call) if exc.fix_call else None
             raise ToolFailure(
@@ -55,7 +56,6 @@ def _handler(name: str, db: str | Path) -> Callable[..., Any]:
             if _transient(exc):
                 raise TransientToolFailure(f"{name}: database busy: {exc}") from None
             raise
-        return result if view is None else view(result)
 
     handle.__name__ = name
     handle.__doc__ = DOMAIN_OPERATIONS[name].description

@@ -27,6 +27,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from noema_graph.cli import changes as changes_cli
 from noema_graph.cli import db as cli_db
 from noema_graph.cli import doctor as doctor_cli
 from noema_graph.cli import events as observability_cli
@@ -282,6 +283,14 @@ def run(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     compact: CompactOpt = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Write tools report what they would change; nothing is written "
+            "(`noema-graph changes THREAD` lists the would-be changes).",
+        ),
+    ] = False,
 ) -> None:
     """Run an agent on REQUEST, showing its plan and tool calls live, then the answer.
 
@@ -309,6 +318,7 @@ def run(
         confirm=tuple(confirm or ()),
         confirm_writes=confirm_writes,
         cwd=str(Path.cwd()),
+        dry_run=dry_run,
     )
     thread_id = thread or uuid4().hex[:12]
     _execute(recipe, where, thread_id, request, yes=yes, show=show, models=_models(ctx))
@@ -385,7 +395,26 @@ def _execute(
         more = f"; continue with: {hint}" if started else ""
         console.print(f"[yellow]cancelled[/yellow]{more}")
         raise typer.Exit(EXIT_CANCELLED) from None
+    if recipe.agent is not None:
+        output = _journal_notes(output, recipe, db, thread_id, show)
     _finish(output, show, thread=thread_id, hint=hint)
+
+
+def _journal_notes(
+    output: dict[str, Any], recipe: Recipe, db: Path | str, thread: str, show: Show
+) -> dict[str, Any]:
+    """Add the run's changes to the output contract; a dry run says what it would change."""
+    from noema_graph.cli.runs import RUN_DATABASE
+    from noema_graph.noema.location import store_location
+
+    store = db if recipe.data == RUN_DATABASE else store_location(recipe.data)
+    output = changes_cli.with_changes(output, store, thread)
+    if recipe.dry_run and show != "json":
+        lines = changes_cli.dry_run_lines(store, thread)
+        console.print("[bold]dry run[/bold]: nothing was written; this run would:")
+        for line in lines or ["change nothing"]:
+            console.print(f"  {line}", markup=False, highlight=False)
+    return output
 
 
 def _agent_and_request(args: list[str]) -> tuple[str | None, str]:
@@ -660,6 +689,8 @@ app.command("events")(observability_cli.events)
 app.command("threads")(inspect_cli.threads)
 app.command("history")(inspect_cli.history)
 app.command("inspect")(inspect_cli.inspect)
+app.command("changes")(changes_cli.changes)
+app.command("undo")(changes_cli.undo)
 doctor_cli.register(app)
 export_cli.register(app)
 

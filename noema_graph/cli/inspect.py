@@ -154,10 +154,18 @@ def inspect(
             _exit(f"no checkpoint {checkpoint!r} of thread {thread!r} in {shown(where)}", fix)
         _no_thread(thread, where)
         return
+    from noema_graph.cli.changes import change_lines, run_changes
+
+    found = run_changes(where, thread)  # what the thread changed in its learning store
     if as_json:
+        state = {**state, "changes": [c.model_dump(mode="json") for c in found]}
         typer.echo(json.dumps(_plain(state), indent=2, default=str))
         return
     _print_state(state)
+    if found:
+        console.print(f"changes ({len(found)} rows; undo with noema-graph undo {thread}):")
+        for line in change_lines(found):
+            console.print(f"  {line}", markup=False, highlight=False)
 
 
 def _plain(value: Any) -> Any:

@@ -68,6 +68,8 @@ class Recipe(BaseModel):
     confirm: tuple[str, ...] = ()
     confirm_writes: bool = False
     cwd: str = "."
+    dry_run: bool = False
+    """Write tools report what they would change; nothing is written (resume keeps it)."""
 
     def human_overrides(self) -> dict[str, Any]:
         """Return the AgentConfig fields the approval flags set (only those given)."""
@@ -210,7 +212,7 @@ def drive(
     first: Any = config
     if start is not None:
         first = {**config, "configurable": {"thread_id": thread, "checkpoint_id": start}}
-    context = RunContext(user_id=user, abort=abort)
+    context = RunContext(user_id=user, abort=abort, dry_run=recipe.dry_run)
     while True:
         with (
             ctrl_c_cancels(

@@ -47,6 +47,20 @@ def thread_id() -> str | None:
     return None if value is None else str(value)
 
 
+def run_position() -> tuple[int | None, str | None]:
+    """Return the LangGraph step and checkpoint id of the node in progress, when known."""
+    try:
+        config = get_config()
+    except RuntimeError:  # called outside a graph run
+        return None, None
+    step = (config.get("metadata") or {}).get("langgraph_step")
+    checkpoint = (config.get("configurable") or {}).get("checkpoint_id")
+    return (
+        step if isinstance(step, int) else None,
+        None if checkpoint is None else str(checkpoint),
+    )
+
+
 def ctx(runtime: Runtime[Any]) -> RunContext:
     """Return the run context, or the default one when the caller gave none."""
     return context_of(runtime.context)

@@ -27,7 +27,7 @@ from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, rep
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
 from noema_graph.models.plain import plain
-from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
+from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, run_position, thread_id
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
@@ -151,7 +151,16 @@ def _thread(task: ToolTask) -> str:
 
 
 def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
-    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=ctx(runtime))
+    step, checkpoint = run_position()
+    return RunScope(
+        trace_id=task["trace_id"],
+        run_id=task["run_id"],
+        context=ctx(runtime),
+        thread_id=_thread(task),
+        call_id=_call_id(task),
+        step=step,
+        checkpoint_id=checkpoint,
+    )
 
 
 def _error_message(task: ToolTask, text: str) -> ToolMessage:

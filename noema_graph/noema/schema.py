@@ -12,6 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from noema_graph.noema.journal_schema import (
+    CONTEXT_TABLE,
+    JOURNAL_POSTGRES,
+    JOURNAL_SQLITE,
+    JOURNAL_TABLE,
+    SETS_TABLE,
+)
 from noema_graph.storage.sql.dialect import DialectName, postgres_ddl
 
 DEFAULT_LEARNING_DB = Path("noema-learning.sqlite")
@@ -184,13 +191,16 @@ _POSTGRES_SEARCH = (f"CREATE INDEX cards_search ON cards USING GIN ({CARD_SEARCH
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core learning tables", _CORE, _POSTGRES_CORE),
     Migration(2, "full-text search over cards", _SEARCH, _POSTGRES_SEARCH),
+    Migration(3, "change journal of tool writes", JOURNAL_SQLITE, JOURNAL_POSTGRES),
 )
 """Every migration, oldest first."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema version this code writes."""
 
-HISTORY_TABLES: frozenset[str] = frozenset({"schema_version"})
+HISTORY_TABLES: frozenset[str] = frozenset(
+    {"schema_version", JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE}
+)
 """Tables that record history or bookkeeping rather than a learner's data.
 
 A comparison of the learner's data before and after a run (the evaluation's end-state check,

@@ -22,6 +22,15 @@ from pydantic import BaseModel, ValidationError
 
 from noema_graph.closing import Closeable
 from noema_graph.noema.errors import ToolInputError
+from noema_graph.noema.journal import (
+    Change,
+    ChangeContext,
+    WouldChange,
+    journaled,
+    record_dry_run,
+    row_changes,
+)
+from noema_graph.noema.journal_text import readable
 from noema_graph.noema.migrations import MigrationReport, current_version, migrate, up_to_date
 from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
 from noema_graph.noema.schema import MIGRATIONS, Migration
@@ -30,6 +39,21 @@ from noema_graph.storage.sql.dialect import DialectName
 from noema_graph.storage.sql.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 
 T = TypeVar("T")
+
+
+class DryRun(BaseModel):
+    """What a write would have done: the operation's result and its would-be changes.
+
+    Nothing was written to the learner's data; the changes are in the journal, marked
+    ``dry_run``.
+    """
+
+    result: Any
+    changes: list[Change]
+
+    def lines(self) -> list[str]:
+        """Return one readable line per would-be change."""
+        return [change.text for change in self.changes]
 
 
 def _operation(name: str) -> DomainOperation:
@@ -122,6 +146,26 @@ class LearningStore(Closeable):
         operation = DOMAIN_OPERATIONS[name]
         return self.run(operation.function(params), write=operation.writes)
 
+    def call_journaled(self, name: str, arguments: dict[str, Any], change: ChangeContext) -> Any:
+        """Run operation ``name`` like :meth:`call`, its writes journaled under ``change``.
+
+        A read operation runs as :meth:`call` does. With ``change.dry_run`` nothing is
+        written but the would-be changes; the return value is then a :class:`DryRun`.
+
+        Raises:
+            ThreadUndone: An undo of the thread is in effect (a resumed step).
+        """
+        params = validate_arguments(name, arguments)
+        operation = DOMAIN_OPERATIONS[name]
+        if not operation.writes:
+            return self.run(operation.function(params), write=False)
+        try:
+            return self.run(journaled(operation.function(params), change))
+        except WouldChange as would:
+            self.run(record_dry_run(would.rows))
+            changes = self.run(readable(row_changes(would.rows)), write=False)
+            return DryRun(result=would.result, changes=changes)
+
     def schema_version(self) -> int:
         """Return the database's schema version."""
         return self.run(current_version(), write=False)
@@ -187,6 +231,21 @@ class AsyncLearningStore:
         handle.__name__ = name
         handle.__doc__ = DOMAIN_OPERATIONS[name].description
         return handle
+
+    async def call_journaled(
+        self, name: str, arguments: dict[str, Any], change: ChangeContext
+    ) -> Any:
+        """Async twin of :meth:`LearningStore.call_journaled`."""
+        params = validate_arguments(name, arguments)
+        operation = DOMAIN_OPERATIONS[name]
+        if not operation.writes:
+            return await self.run(operation.function(params), write=False)
+        try:
+            return await self.run(journaled(operation.function(params), change))
+        except WouldChange as would:
+            await self.run(record_dry_run(would.rows))
+            changes = await self.run(readable(row_changes(would.rows)), write=False)
+            return DryRun(result=would.result, changes=changes)
 
     async def schema_version(self) -> int:
         """Return the database's schema version."""

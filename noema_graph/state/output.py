@@ -87,6 +87,11 @@ class ExecutionMetadata(BaseModel):
     trace_id: str = ""
     replans: int = 0
     stop_reason: str | None = None
+    changes: dict[str, Any] | None = Field(
+        default=None,
+        description="What the run changed in the learning store: count, tables, dry_run, "
+        "undone (filled by the CLI and the facade from the change journal).",
+    )
 
 
 class AgentOutput(BaseModel):

@@ -172,7 +172,8 @@ class ToolRunner:
                 Callable[[], Awaitable[object]], functools.partial(spec.handler, **kwargs)
             )
             return run_coroutine_blocking(factory, timeout)
-        future = _worker_pool().submit(spec.handler, **kwargs)
+        # with the caller's context: the run scope (thread, call id, dry run) reaches it
+        future = _worker_pool().submit(contextvars.copy_context().run, spec.handler, **kwargs)
         try:
             return future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
@@ -184,7 +185,7 @@ class ToolRunner:
         if spec.is_async:
             return await asyncio.wait_for(spec.handler(**kwargs), timeout)
         loop = asyncio.get_running_loop()
-        call = functools.partial(spec.handler, **kwargs)
+        call = functools.partial(contextvars.copy_context().run, spec.handler, **kwargs)
         return await asyncio.wait_for(loop.run_in_executor(_worker_pool(), call), timeout)
 
 
