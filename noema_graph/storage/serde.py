@@ -38,7 +38,7 @@ from langgraph.checkpoint.serde.jsonplus import (
     JsonPlusSerializer,
 )
 
-# a delta channel's snapshot: no public class (LangGraph's own savers import it too)
+# a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 
 from noema_graph.state.models import (
