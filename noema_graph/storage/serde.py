@@ -41,6 +41,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 # a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 
+from noema_graph.errors import InvalidValue
 from noema_graph.state.models import (
     OBSERVATION_FROM,
     OUTPUT_FROM,
@@ -307,7 +308,7 @@ def inflate(blob: bytes) -> bytes:
     inflater = zlib.decompressobj()
     data = inflater.decompress(blob, INFLATE_MAX)
     if inflater.unconsumed_tail or not inflater.eof:
-        raise ValueError(f"compressed checkpoint value is cut short or over {INFLATE_MAX} B")
+        raise InvalidValue(f"compressed checkpoint value is cut short or over {INFLATE_MAX} B")
     return data
 
 
