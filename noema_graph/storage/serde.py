@@ -362,8 +362,8 @@ MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
 
 
 STORED_ALIASES: tuple[tuple[str, str], ...] = (("noema_graph.compact_serde", "expand_output"),)
-"""Old module paths of allow-listed names that files written before the move to
-``noema_graph/storage/`` carry; kept for good (``noema_graph.compact_serde`` stays importable)."""
+"""Other module paths under which stored files name allow-listed functions
+(``noema_graph.compact_serde.expand_output``); each stays importable."""
 
 
 def allowed_types() -> list[tuple[str, ...]]:
