@@ -43,6 +43,9 @@ def _raised(node: ast.Raise) -> str | None:
 
 
 def _allowed(name: str, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """Return whether raising built-in ``name`` in ``function`` is one of :data:`PROTOCOL`."""
+    if name not in PROTOCOL:
+        return False
     if name == "NotImplementedError":
         return True
     if name == "AttributeError":
