@@ -3,14 +3,15 @@ PostgreSQL server for the whole run.
 
 Under pytest-xdist (``-n 2 --dist loadgroup``, as ``scripts/test.sh`` runs the suite) the
 controller starts the one PostgreSQL server and hands its port to every worker
-(:class:`SharedPostgres`); every test that runs the embedded model joins one ``xdist_group``,
-so one worker loads the model once and runs them one after another while the other worker
-runs the rest (the model's threads do not compete with a second model), and the other tests
-go to the workers a module at a time (a module's fixtures are set up once).
+(:class:`SharedPostgres`); the modules that run the embedded model form one work unit, so one
+worker loads the model once and runs them one after another while the other worker runs the
+rest (the model's threads do not compete with a second model), and the other tests go to the
+workers a module at a time (a module's fixtures are set up once).
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import socket
@@ -26,7 +27,7 @@ from tests.pg import PostgresServer, ServerUnavailable
 from tests.scripted import ScriptedChatModel
 
 EMBEDDED_MODEL_GROUP = "embedded-model"
-"""The xdist group of every ``llm`` test: one worker runs them all, with one model loaded."""
+"""The xdist work unit of the modules with ``llm`` tests: one worker runs them, one model loaded."""
 PG_KEY = "noema_pg"
 """The ``workerinput`` key under which the controller passes its PostgreSQL server."""
 
@@ -77,17 +78,32 @@ def manual_clock() -> Iterator[ManualClock]:
         yield clock
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests for xdist's ``loadgroup``: the embedded model's, then one per module.
+@functools.cache
+def _runs_the_embedded_model(module: str) -> bool:
+    """Return whether the test module at ``module`` (a path from the root) has ``llm`` tests."""
+    path = Path(__file__).resolve().parents[1] / module
+    return path.suffix == ".py" and "mark.llm" in path.read_text(encoding="utf-8")
 
-    Every test that runs the embedded model joins one group (one worker, one model loaded);
-    the others are grouped by module, so a module's fixtures are set up on one worker only.
-    Without xdist the marks change nothing.
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup``, send work a module at a time, the embedded model's together.
+
+    The modules with ``llm`` tests form one unit (:data:`EMBEDDED_MODEL_GROUP`): one worker
+    loads the model once and runs them one after another while the other worker runs the
+    rest. Every other module is a unit of its own, so its fixtures are set up on one worker.
+    (xdist's own ``xdist_group`` marks do not reach the scheduler under pytest 9, which keeps
+    node ids elsewhere than xdist 3.8 writes the group.)
     """
-    for item in items:
-        llm = item.get_closest_marker("llm") is not None
-        group = EMBEDDED_MODEL_GROUP if llm else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModelAwareScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return EMBEDDED_MODEL_GROUP if _runs_the_embedded_model(module) else module
+
+    return ModelAwareScheduling(config, log)
 
 
 class SharedPostgres:
