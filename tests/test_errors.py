@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 from pathlib import Path
 
@@ -28,6 +29,12 @@ PROTOCOL = {
     "AttributeError": "a module's __getattr__ answers a missing name so (PEP 562)",
     "ValueError": "a pydantic validator: pydantic reports it as a ValidationError naming the field",
 }
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """Return the parsed source of ``path`` (parsed once for all the tests here)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _module(path: Path) -> str:
@@ -69,7 +76,7 @@ def _builtin_raises(path: Path) -> list[str]:
                 found.append(f"{path.relative_to(ROOT)}:{child.lineno} {name}")
             visit(child, inner)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")), None)
+    visit(_tree(path), None)
     return found
 
 
@@ -81,8 +88,7 @@ def test_no_module_raises_a_built_in_exception_of_its_own() -> None:
 def test_every_exception_class_of_the_package_derives_from_noema_error() -> None:
     outside: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+        names = [n.name for n in _tree(path).body if isinstance(n, ast.ClassDef)]
         if not names:
             continue
         module = importlib.import_module(_module(path))
@@ -109,9 +115,8 @@ def test_the_readme_error_table_lists_every_error() -> None:
     table = readme.split("### Errors", 1)[1].split("\n#", 1)[0]
     missing: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         module = None
-        for node in tree.body:
+        for node in _tree(path).body:
             if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
                 continue
             module = module or importlib.import_module(_module(path))
