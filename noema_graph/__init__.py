@@ -71,4 +71,30 @@ __all__ = [
     "undo",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.agents": ("AgentDefinition", "AgentRegistry", "get_graph"),
+        "noema_graph.cancellation": ("ainvoke_cancellable",),
+        "noema_graph.config": ("AgentConfig", "MCPServer"),
+        "noema_graph.context": ("RunContext",),
+        "noema_graph.errors": ("ConfigurationError", "HookVeto", "HumanInputError", "NoemaError"),
+        "noema_graph.facade": ("arun_agent", "astream_agent", "resume_agent", "run_agent"),
+        "noema_graph.graphs": ("build_agent_graph", "build_ask_graph"),
+        "noema_graph.hitl": ("approve", "edit", "pending", "reject", "resume_with"),
+        "noema_graph.hooks": ("HookCall", "Hooks"),
+        "noema_graph.state.outcome": ("Outcome",),
+        "noema_graph.state.output": ("AgentOutput",),
+        "noema_graph.storage.backends": ("Backend", "open_async_backend", "open_backend"),
+        "noema_graph.storage.lease": ("ThreadBusy",),
+        "noema_graph.storage.serde": ("allowed_types",),
+        "noema_graph.storage.sqlite.persistence": (
+            "async_sqlite_checkpointer",
+            "async_sqlite_store",
+            "prune",
+            "serializer",
+            "sqlite_checkpointer",
+            "sqlite_store",
+        ),
+    },
+)

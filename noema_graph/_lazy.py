@@ -1,11 +1,11 @@
 """Lazy package exports: a name is imported from its module on first access (PEP 562).
 
-A package's ``if TYPE_CHECKING:`` block is the one list of what it exports and where each
-name lives: type checkers and IDEs read it as ordinary imports, and :func:`lazy_exports`
-reads the same block (parsed from the package's source at the first attribute access) to
-import a name from its module only when someone asks for it. ``import noema_graph.tools``
-then costs next to nothing, and ``noema_graph.tools.MCPToolProvider`` imports the MCP client
-only when someone reads it.
+A package ``__init__`` states its exports twice, in two plain forms a reader checks at a
+glance: ``if TYPE_CHECKING:`` imports for type checkers and IDEs, and the map it gives
+:func:`lazy_exports` (module -> the names it serves), which imports a name's module only when
+someone asks for it (``tests/test_imports.py`` checks the two agree). ``import
+noema_graph.tools`` then costs next to nothing, and ``noema_graph.tools.MCPToolProvider``
+imports the MCP client only when someone reads it.
 
 Usage in a package ``__init__``::
 
@@ -14,87 +14,51 @@ Usage in a package ``__init__``::
 
     __all__ = ["ToolRegistry"]
 
-    __getattr__, __dir__ = lazy_exports(__name__)
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {"noema_graph.tools.registry": ("ToolRegistry",)}
+    )
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
-def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """Return ``(__getattr__, __dir__)`` for ``package`` serving its TYPE_CHECKING imports.
-
-    A name imported from the package itself (``from noema_graph.agents import schemas`` in
-    ``noema_graph/agents/__init__.py``) is served as that submodule.
+def lazy_exports(
+    package: str, exports: Mapping[str, Sequence[str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """Return ``(__getattr__, __dir__)`` for ``package`` serving ``exports`` on first access.
 
     Args:
         package: The package's ``__name__``.
+        exports: Module path -> the names of that module the package exports. A name listed
+            under ``package`` itself is served as that submodule (``noema_graph.agents``
+            exports its ``schemas`` module).
 
     Returns:
         The module-level ``__getattr__`` (imports the owning module at first access and
         caches the value in the package namespace) and ``__dir__`` (real and lazy names).
     """
-
-    @cache
-    def exports() -> dict[str, tuple[str, str]]:
-        return type_checking_imports(package)
+    owner = {name: module for module, names in exports.items() for name in names}
 
     def __getattr__(name: str) -> Any:
-        found = exports().get(name)
-        if found is None:
+        module = owner.get(name)
+        if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module, attribute = found
         if module == package:
-            value: Any = importlib.import_module(f"{package}.{attribute}")
+            value: Any = importlib.import_module(f"{package}.{name}")
         else:
-            value = getattr(importlib.import_module(module), attribute)
+            value = getattr(importlib.import_module(module), name)
         vars(sys.modules[package])[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *exports()})
+        return sorted({*vars(sys.modules[package]), *owner})
 
     return __getattr__, __dir__
-
-
-def type_checking_imports(package: str) -> dict[str, tuple[str, str]]:
-    """Return the names ``package`` imports under ``if TYPE_CHECKING:``.
-
-    Returns:
-        Exported name -> (absolute module path, attribute name in that module).
-
-    Raises:
-        ImportError: The block holds something other than ``from ... import ...``.
-    """
-    import ast  # only on first lazy access: ``import noema_graph`` stays cheap
-    import importlib.util
-
-    where = sys.modules[package].__file__
-    if where is None:
-        raise ImportError(f"{package!r} has no source file to read its exports from")
-    names: dict[str, tuple[str, str]] = {}
-    with open(where, encoding="utf-8") as file:
-        tree = ast.parse(file.read())
-    for node in tree.body:
-        if not (isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")):
-            continue
-        for statement in node.body:
-            if not isinstance(statement, ast.ImportFrom):
-                raise ImportError(
-                    f"{package}: line {statement.lineno} of the TYPE_CHECKING block is not "
-                    "'from <module> import <names>'; lazy exports read only that form"
-                )
-            module = importlib.util.resolve_name(
-                "." * statement.level + (statement.module or ""), package
-            )
-            for alias in statement.names:
-                names[alias.asname or alias.name] = (module, alias.name)
-    return names
 
 
 def loaded_attr(module: str, name: str) -> Any | None:

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
+from noema_graph.errors import ConfigurationError
+
 
 class TimeSource(Protocol):
     """Where the time comes from: a monotonic counter and the UTC wall clock."""
@@ -57,7 +59,9 @@ class ManualClock:
     def __init__(self, start: datetime = EPOCH) -> None:
         """Start at ``start`` (timezone-aware), with the monotonic counter at 0."""
         if start.tzinfo is None:
-            raise ValueError(f"start {start!r} has no timezone; pass an aware datetime (UTC)")
+            raise ConfigurationError(
+                "start", f"{start!r} has no timezone", fix="pass an aware datetime (UTC)"
+            )
         self._start = start
         self._elapsed = 0.0
         self._lock = threading.Lock()
@@ -73,7 +77,7 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         """Move time forward by ``seconds`` (>= 0); safe to call from any thread."""
         if seconds < 0:
-            raise ValueError(f"seconds={seconds!r}: time only moves forward")
+            raise ConfigurationError("seconds", f"{seconds!r}: time only moves forward")
         with self._lock:
             self._elapsed += seconds
 

@@ -1,9 +1,9 @@
-"""Stored-name alias of :mod:`noema_graph.storage.serde`, kept for good.
+"""Stored-name alias of :mod:`noema_graph.storage.serde`: the path stored checkpoints name.
 
-Checkpoint files written before the storage modules moved name
-``noema_graph.compact_serde.expand_output`` in their stored values, and LangGraph's decoder
-imports a stored name by module path: this module keeps those files readable. It does not
-warn, because reading an old file imports it. New code imports :mod:`noema_graph.storage.serde`.
+Checkpoint files may name ``noema_graph.compact_serde.expand_output`` in their stored values,
+and LangGraph's decoder imports a stored name by module path: this module keeps those files
+readable (:data:`noema_graph.storage.serde.STORED_ALIASES`). It does not warn, because reading
+such a file imports it. Code imports :mod:`noema_graph.storage.serde`.
 """
 
 from noema_graph.storage.serde import expand_output

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from noema_graph.context import RunContext
-from noema_graph.errors import Cancelled, RunTimeout
+from noema_graph.errors import Cancelled, NoemaError, RunTimeout
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,8 +38,11 @@ ABORT_POLL_S = 0.05
 """How often a blocking call checks the run's abort switch."""
 
 
-class Deadline(TimeoutError):
-    """The deadline of a :func:`bounded` effect passed before the work ended."""
+class Deadline(NoemaError, TimeoutError):
+    """The deadline of a :func:`bounded` effect passed before the work ended.
+
+    A control-flow signal: the tool node catches it and records the call as timed out.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,12 @@ Tiers, from the caller's point of view:
 * model failure: :class:`TransientModelError` (retried by the node's ``RetryPolicy``),
   :class:`LLMError` (ends the run with ``llm_error``);
 * run termination: :class:`Cancelled`, :class:`RunTimeout`, :class:`HookVeto`;
-* tool failure: :class:`ToolError`.
+* tool failure: :class:`ToolError`;
+* bad values and lookups: :class:`InvalidValue`, :class:`NotFound`, :class:`MisuseError`;
+  failures of what the package calls: :class:`ExternalError`, :class:`OpenRefused`.
+
+Each keeps a built-in base where callers catch one (``FieldError`` is a ``ValueError``,
+``NotFound`` a ``KeyError``). README's "Errors" table lists every error of the package.
 
 Limits (iterations, time, tokens, cost) are not exceptions: the routers end the run in
 ``finalize`` with a typed stop reason.
@@ -61,7 +66,10 @@ class LLMError(NoemaError):
 
 
 class TransientModelError(NoemaError):
-    """A model call failed transiently and attempts remain: LangGraph runs the node again."""
+    """A model call failed transiently and attempts remain: LangGraph runs the node again.
+
+    A control-flow signal: the node's ``RetryPolicy`` catches it; it never reaches the caller.
+    """
 
 
 class Cancelled(NoemaError):
@@ -82,6 +90,26 @@ class ToolError(NoemaError):
 
 class HookVeto(NoemaError):
     """Raised by a pre/post hook to stop the run on purpose (error code ``hook_veto``)."""
+
+
+class InvalidValue(NoemaError, ValueError):
+    """A value is malformed (a source, an opening, a stored blob); the message quotes it."""
+
+
+class NotFound(NoemaError, KeyError):
+    """A named record (a checkpoint, a thread) does not exist; the message names it."""
+
+
+class MisuseError(NoemaError, TypeError):
+    """A function got the wrong kind of argument or connection; the message names the right one."""
+
+
+class ExternalError(NoemaError, RuntimeError):
+    """A program or database the package called failed (a renderer, an INSERT with no row)."""
+
+
+class OpenRefused(NoemaError, OSError):
+    """The sandbox refused to open a path; ``errno`` says why, as ``os.open`` would."""
 
 
 class HumanInputError(FieldError):

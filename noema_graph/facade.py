@@ -26,7 +26,7 @@ from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
 from noema_graph.agents.learners import Learner, aresolve_learner, learner_request, resolve_learner
 from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.hitl import paused_output, pending_of, resume_with
 from noema_graph.noema.history import change_summary
 from noema_graph.noema.location import Location, store_location
@@ -171,7 +171,7 @@ async def arun_agent(name: str, request: str, **options: Unpack[StartOptions]) -
     async for item in astream_agent(name, request, **options):
         if isinstance(item, AgentOutput):  # the last item: the run's output
             return item
-    raise AssertionError("astream_agent ended without an output")  # pragma: no cover
+    raise NoemaError("astream_agent ended without an output")  # pragma: no cover
 
 
 async def astream_agent(

@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables.graph import Graph
 from pydantic import BaseModel
 
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, ExternalError, MisuseError, NotFound
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -132,7 +132,7 @@ def graph_png(graph: Drawable | Graph, *, dpi: int = 96) -> bytes:
         check=False,
     )
     if done.returncode != 0 or not done.stdout:
-        raise RuntimeError(f"{GRAPHVIZ} failed ({done.returncode}): {done.stderr.decode()[:500]}")
+        raise ExternalError(f"{GRAPHVIZ} failed ({done.returncode}): {done.stderr.decode()[:500]}")
     return done.stdout
 
 
@@ -215,7 +215,7 @@ def _branch(rows: Sequence[CheckpointRow], checkpoint_id: str | None) -> list[Ch
     """Follow parent ids from ``checkpoint_id`` (or the newest) back to the thread's start."""
     by_id = {row.checkpoint_id: row for row in rows}
     if checkpoint_id is not None and checkpoint_id not in by_id:
-        raise KeyError(f"no checkpoint {checkpoint_id!r} among the {len(rows)} rows given")
+        raise NotFound(f"no checkpoint {checkpoint_id!r} among the {len(rows)} rows given")
     current = by_id.get(checkpoint_id or max(by_id, default=""))
     chain: list[CheckpointRow] = []
     while current is not None:
@@ -406,7 +406,7 @@ def _record(row: Any) -> Mapping[str, Any]:
         return dict(row)
     if isinstance(row, Mapping):
         return cast(Mapping[str, Any], row)
-    raise TypeError(
+    raise MisuseError(
         f"table() takes dataclasses, pydantic models or mappings, not {type(row).__name__}"
     )
 

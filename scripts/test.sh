@@ -11,5 +11,8 @@ echo "== pyright (strict)"; .venv/bin/pyright
 echo "== pytest"
 export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skipping
 # -m "not slow": tests marked slow (none today; for multi-minute runs) stay out of CI
-.venv/bin/python -m pytest -p no:cacheprovider -m "not slow" --cov=noema_graph \
-  --cov-report=term --cov-fail-under=85 "$@"
+# -n 2 --dist loadgroup: two workers, one PostgreSQL server for both; the modules with llm tests
+# run on one worker (one model loaded), the other tests a module at a time (tests/conftest.py).
+# NOEMA_TEST_WORKERS=0 runs everything in this process.
+.venv/bin/python -m pytest -p no:cacheprovider -m "not slow" -n "${NOEMA_TEST_WORKERS:-2}" \
+  --dist loadgroup --durations=25 --cov=noema_graph --cov-report=term --cov-fail-under=85 "$@"

@@ -46,4 +46,18 @@ __all__ = [
     "subagent_tool",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.agents": ("schemas",),
+        "noema_graph.agents.catalog": ("DEFINITIONS",),
+        "noema_graph.agents.definition": ("AgentDefinition", "AgentLimits"),
+        "noema_graph.agents.domain_tools": ("domain_registry", "domain_spec"),
+        "noema_graph.agents.factory": ("DEFAULT_LEARNING_DB", "build_agent", "get_graph"),
+        "noema_graph.agents.learners": ("Learner", "ensure_demo_data", "resolve_learner"),
+        "noema_graph.agents.prompt_store": ("AgentPrompt", "FewShotExample", "PromptStore"),
+        "noema_graph.agents.prompts": ("AGENT_PROMPTS", "default_prompts"),
+        "noema_graph.agents.registry": ("AgentRegistry", "default_registry"),
+        "noema_graph.agents.subagent": ("MAX_DEPTH", "subagent_tool"),
+    },
+)

@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from noema_graph.config import AgentConfig, Permission, PlannedStep
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, InvalidValue
 from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
@@ -91,9 +91,7 @@ class AgentDefinition(BaseModel):
     plan: tuple[PlannedStep, ...] = ()
     answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
     answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
-    secret_fields: dict[str, tuple[str, ...]] = Field(
-        default_factory=dict[str, tuple[str, ...]]
-    )
+    secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -206,7 +204,7 @@ class AgentDefinition(BaseModel):
         for tool in parse_source(source).tools:
             if self._inputs(tool) is None:
                 msg = f"{where}: {source!r} reads {tool!r}, which is not one of the agent's tools"
-                raise ValueError(msg)
+                raise InvalidValue(msg)
 
     @property
     def permissions(self) -> tuple[Permission, ...]:

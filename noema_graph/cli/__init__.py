@@ -15,4 +15,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CliOptions", "ModelFactory", "main"]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.cli.app": ("CliOptions", "ModelFactory", "main"),
+    },
+)

@@ -359,7 +359,8 @@ def _execute(
     ``models`` builds the chat model; ``restart``: the thread was cancelled; it continues
     from the step the cancel cut short.
     """
-    from noema_graph.cli.runs import Paused, drive, open_graph, restart_point
+    from noema_graph.cli.errors import Paused
+    from noema_graph.cli.runs import drive, open_graph, restart_point
 
     view = _view(show)
     hint = resume_hint(thread_id, db)
@@ -383,14 +384,14 @@ def _execute(
                 hint=hint,
                 start=start,
             )
-    except NoemaError as exc:
-        _fail(exc)
-        return
-    except Paused:
+    except Paused:  # a NoemaError, caught first: a pause is not a failure
         console.print(
             f"[yellow]paused[/yellow]: the run waits for your answer; continue with: {hint}"
         )
         raise typer.Exit(EXIT_PAUSED) from None
+    except NoemaError as exc:
+        _fail(exc)
+        return
     except KeyboardInterrupt:  # Ctrl-C at a prompt, or while the model was loading
         more = f"; continue with: {hint}" if started else ""
         console.print(f"[yellow]cancelled[/yellow]{more}")

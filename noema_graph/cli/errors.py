@@ -39,7 +39,7 @@ from typer._click.exceptions import (
 )
 from typer.core import TyperGroup
 
-from noema_graph.errors import FieldError
+from noema_graph.errors import FieldError, NoemaError
 from noema_graph.storage.lease import LEASE_TABLE, ThreadBusy
 from noema_graph.storage.side_tables import LEDGER_TABLE
 from noema_graph.storage.urls import (
@@ -68,6 +68,14 @@ DEFAULT_DB = Path("noema.sqlite")
 """Where runs keep their checkpoints unless --db says otherwise."""
 
 errors = Console(stderr=True, soft_wrap=True)
+
+
+class Paused(NoemaError):
+    """The run waits for an answer the CLI could not read (stdin closed).
+
+    A control-flow signal: the run stays paused in its checkpoint, and the command that
+    caught it exits with code 3.
+    """
 
 
 def say_error(message: str, fix: str | None = None) -> None:

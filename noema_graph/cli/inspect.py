@@ -20,7 +20,7 @@ from rich.console import Console
 
 from noema_graph.cli.errors import DatabaseUrlOpt
 from noema_graph.cli.tables import Column, print_table
-from noema_graph.errors import NoemaError
+from noema_graph.errors import NoemaError, NotFound
 from noema_graph.storage.urls import redacted
 
 __all__ = ["history", "inspect", "threads"]
@@ -69,12 +69,15 @@ def database(db: Path | None, url: str | None) -> Path | str:
 def one_line_errors() -> Generator[None]:
     """Print a library error as one line: exit 2 for a bad value or a database out of reach.
 
-    A damaged file (it names its fix) and any other library error exit 1.
+    A damaged file (it names its fix) and any other library error exit 1; a missing record
+    (:class:`~noema_graph.errors.NotFound`) propagates to the command, which names it.
     """
     from noema_graph.cli.errors import failure_code, say_error
 
     try:
         yield
+    except NotFound:
+        raise  # the command says what is missing and how to list what exists
     except NoemaError as exc:
         say_error(str(exc))
         raise typer.Exit(failure_code(exc)) from exc

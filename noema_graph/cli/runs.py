@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
 from noema_graph.cli.cancel import ctrl_c_cancels
+from noema_graph.cli.errors import Paused
 from noema_graph.cli.live import STREAM_MODES, RunView, events_of
 from noema_graph.config import AgentConfig, Protocol
 from noema_graph.context import RunContext
@@ -46,10 +47,6 @@ CANCELLING = "cancelling: the call in progress stops and the run finalizes (Ctrl
 
 RUN_DATABASE = "@database"
 """``Recipe.data`` for a learning store in the run's own (PostgreSQL) database."""
-
-
-class Paused(Exception):
-    """The run waits for an answer the CLI could not read (stdin closed)."""
 
 
 class Recipe(BaseModel):

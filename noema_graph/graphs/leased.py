@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sized
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._config import ensure_config  # Pregel's own merge (configurable deep)
+from langchain_core.runnables.config import CONFIG_KEYS, var_child_runnable_config
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
@@ -24,6 +24,38 @@ from noema_graph.storage.side_tables import Database, adatabase_of, database_of
 logger = logging.getLogger(__name__)
 SUBGRAPH_KEYS = ("__pregel_checkpointer", "__pregel_task_id")
 """``configurable`` keys a parent run lends its subgraphs: such a run takes no lease."""
+COORDINATE_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+"""``configurable`` keys by which a config addresses its own checkpoints, not its parent's."""
+
+
+def run_configurable(*configs: RunnableConfig | None) -> dict[str, Any]:
+    """Return the ``configurable`` a run of ``configs`` sees, merged as LangGraph's Pregel does.
+
+    The ambient run's (a parent node's) ``configurable`` is the base unless a config names a
+    checkpoint coordinate of its own (:data:`COORDINATE_KEYS`); each config's ``configurable``
+    then lays over it, and a config's keys that are not runnable-config keys join it.
+    ``tests/graphs/test_leased.py`` checks this against Pregel's merge.
+    """
+    ambient = var_child_runnable_config.get() or {}
+    merged: dict[str, Any] = dict(ambient.get("configurable") or {})
+    given = [config for config in configs if config is not None]
+    if merged and any(
+        _filled((config.get("configurable") or {}).get(key))
+        for config in given
+        for key in COORDINATE_KEYS
+    ):
+        merged = {}
+    for config in given:
+        merged.update(config.get("configurable") or {})
+        merged.update({k: v for k, v in config.items() if k not in CONFIG_KEYS and _filled(v)})
+    return merged
+
+
+def _filled(value: Any) -> bool:
+    """Return whether ``value`` counts as given: not None, and not an empty collection."""
+    if isinstance(value, list | tuple | dict):
+        return len(cast(Sized, value)) > 0
+    return value is not None
 
 
 class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
@@ -31,8 +63,7 @@ class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     def _leased(self, config: RunnableConfig | None) -> tuple[Any, str] | None:
         """Return (checkpointer, thread id) when this run must hold a lease, else None."""
-        merged = ensure_config(self.config, config)
-        configurable: Mapping[str, Any] = merged.get("configurable") or {}
+        configurable: Mapping[str, Any] = run_configurable(self.config, config)
         strategy_of(configurable)  # an unknown strategy fails every run, leased or not
         if any(key in configurable for key in SUBGRAPH_KEYS) or configurable.get("checkpoint_ns"):
             return None
@@ -47,7 +78,7 @@ class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         if database is None:
             _unleased(type(self.checkpointer).__name__)
             return None
-        configurable = ensure_config(self.config, config).get("configurable") or {}
+        configurable = run_configurable(self.config, config)
         return new_lease(database, thread, configurable)
 
     def stream(  # pyright: ignore[reportIncompatibleMethodOverride] -- forwards every argument

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from pydantic.fields import FieldInfo
 
+from noema_graph.errors import InvalidValue
 from noema_graph.grounding.sources import MISSING, Source, parse_source, resolve
 from noema_graph.state.models import ReasoningStep
 
@@ -91,10 +92,10 @@ def parse_opening(text: str) -> Opening:
     literal = "".join(p for p in parts if isinstance(p, str))
     if "{" in literal or "}" in literal:
         msg = f"{text!r} has a brace outside a placeholder like {{tool:path}} or {{tool:path:.0%}}"
-        raise ValueError(msg)
+        raise InvalidValue(msg)
     if not any(isinstance(p, Placeholder) for p in parts):
         msg = f"{text!r} has no placeholder: a fixed text belongs in the prompt, not the answer"
-        raise ValueError(msg)
+        raise InvalidValue(msg)
     return Opening(text, tuple(p for p in parts if p != ""))
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from noema_graph.errors import InvalidValue
 from noema_graph.state.models import ReasoningStep
 
 
@@ -72,7 +73,7 @@ def parse_source(text: str) -> Source:
         match = _OPTION.match(part.strip())
         if match is None:
             msg = f"{part.strip()!r} is not a source like 'tool:path' or '*tool:args'"
-            raise ValueError(msg)
+            raise InvalidValue(msg)
         every, tool, path, fields = match.groups()
         kept = None
         if fields is not None:

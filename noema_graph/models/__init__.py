@@ -37,4 +37,14 @@ __all__ = [
     "structured",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.models.context": ("CompactionResult", "compact_messages", "count_tokens"),
+        "noema_graph.models.factory": ("ModelSpec", "make_model", "parse_model_spec"),
+        "noema_graph.models.grammar": ("bind_react_grammar", "react_grammar"),
+        "noema_graph.models.local": ("LocalModelServer", "shared_local_server"),
+        "noema_graph.models.pricing": ("estimate_cost_usd",),
+        "noema_graph.models.profile": ("ModelProfile", "model_profile"),
+    },
+)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, InvalidValue
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -150,7 +150,7 @@ def _parse(file: Path, buffer: Any) -> GGUFInfo:
     reader.offset = 4
     version = reader.scalar("<I")
     if version not in SUPPORTED_VERSIONS:
-        raise ValueError(f"GGUF version {version} (this reader knows 2 and 3)")
+        raise InvalidValue(f"GGUF version {version} (this reader knows 2 and 3)")
     tensors, pairs = reader.scalar("<Q"), reader.scalar("<Q")
     found: dict[str, Any] = {}
     for _ in range(pairs):

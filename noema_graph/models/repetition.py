@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from noema_graph.errors import ConfigurationError
+
 logger = logging.getLogger(__name__)
 
 NGRAM = 4
@@ -62,8 +64,7 @@ def find_repeat(text: str, n: int = NGRAM) -> Repeat | None:
         ValueError: ``n`` is below 1.
     """
     if n < 1:
-        msg = f"n must be at least 1, got {n}"
-        raise ValueError(msg)
+        raise ConfigurationError("n", f"must be at least 1, got {n}")
     words = _words(text)
     seen: dict[tuple[str, ...], int] = {}
     for index in range(len(words) - n + 1):

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from noema_graph.effects import Steps, bounded
 from noema_graph.errors import LLMError, NoemaError, TransientModelError
-from noema_graph.models.errors import is_provider_error, is_transient, is_unfinished_answer
+from noema_graph.models.failures import is_provider_error, is_transient, is_unfinished_answer
 from noema_graph.models.normalize import normalize_message, normalize_usage
 from noema_graph.models.plain import plain_model, safe_repr, safe_str
 from noema_graph.nodes.common import ctx

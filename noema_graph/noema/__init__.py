@@ -34,4 +34,13 @@ __all__ = [
     "write_demo_data",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.noema.demo": ("DemoSummary", "write_demo_data"),
+        "noema_graph.noema.errors": ("RecordNotFound", "SchemaVersionError", "ToolInputError"),
+        "noema_graph.noema.operations": ("DOMAIN_OPERATIONS", "DomainOperation"),
+        "noema_graph.noema.schema": ("SCHEMA_VERSION",),
+        "noema_graph.noema.store": ("AsyncLearningStore", "LearningStore"),
+    },
+)

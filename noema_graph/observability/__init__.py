@@ -49,4 +49,23 @@ __all__ = [
     "scrub",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.observability.logs": (
+            "JsonFormatter",
+            "RedactingFilter",
+            "RunContextFilter",
+            "configure_logging",
+        ),
+        "noema_graph.observability.metrics": (
+            "AgentSummary",
+            "MetricsRegistry",
+            "default_registry",
+        ),
+        "noema_graph.observability.observer": ("Observer", "default_observer"),
+        "noema_graph.observability.redact": ("SensitiveTools", "redact_args", "scrub"),
+        "noema_graph.observability.tracing": ("OtelCallbackHandler", "otel_trace_id"),
+        "noema_graph.storage.sqlite.eventlog": ("EventLog", "LoggedEvent", "read_events"),
+    },
+)

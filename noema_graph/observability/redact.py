@@ -9,8 +9,8 @@ When the environment is read: the secret values are collected from ``os.environ`
 first :func:`scrub` and kept. Every later call compares ``os.environ`` with the copy they were
 read from (one C-level dict comparison, well under a microsecond) and reads it again only when
 a variable was set, changed or removed since, so a key exported after start-up is masked from
-the next call on, as before. (Changes that bypass ``os.environ``, such as ``os.putenv``, were
-never visible to Python and are not now.) :func:`refresh_secrets` forces a re-read.
+the next call on. (Changes that bypass ``os.environ``, such as ``os.putenv``, are not visible
+to Python.) :func:`refresh_secrets` forces a re-read.
 """
 
 from __future__ import annotations

@@ -53,4 +53,29 @@ __all__ = [
     "Usage",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.state.agent": ("AgentState", "AskState", "ToolTask"),
+        "noema_graph.state.models": (
+            "LoopGuard",
+            "PlanDraft",
+            "ReasoningStep",
+            "Reflection",
+            "RunInfo",
+            "StopReason",
+            "TaskPlan",
+            "TaskStep",
+            "ToolAction",
+            "Usage",
+        ),
+        "noema_graph.state.output": (
+            "AgentError",
+            "AgentOutput",
+            "AgentReasoning",
+            "ExecutionMetadata",
+            "TokenUsage",
+            "TraceStep",
+        ),
+    },
+)

@@ -6,8 +6,7 @@ checkpointer and Store (the tool ledger's table lives in the Store's database an
 lease's in the checkpointer's, so both follow).
 
 - ``sqlite:///path``, or a plain path: the SQLite file, opened by
-  :mod:`noema_graph.storage.sqlite.persistence` exactly as before (WAL, one writer per file,
-  damage checks).
+  :mod:`noema_graph.storage.sqlite.persistence` (WAL, one writer per file, damage checks).
 - ``postgresql://user:password@host:port/dbname`` (or ``postgres://``): PostgreSQL through
   ``langgraph-checkpoint-postgres`` (``pip install 'noema-graph[postgres]'``), on a small
   psycopg connection pool shared by the checkpointer and the Store. Checkpoints are decoded
@@ -88,7 +87,7 @@ def open_backend(
         pool_size: Most PostgreSQL connections this backend opens (ignored for SQLite).
         embedder: On PostgreSQL with pgvector, the Store embeds memories with it and ranks
             them in the database (``PostgresStore`` with an ``index``); without pgvector, or
-            on SQLite, the memory manager embeds and ranks in Python as before.
+            on SQLite, the memory manager embeds and ranks in Python.
 
     Raises:
         ConfigurationError: the URL names no supported backend, or its driver is missing.

@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, NotFound
 from noema_graph.state.agent import replayed
 from noema_graph.storage.postgres import inspect as pg_inspect
 from noema_graph.storage.sqlite import liveness
@@ -189,7 +189,7 @@ def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None)
             return checkpoint(saver, thread_id, checkpoint_id)
     found = source.get_tuple(_config(thread_id, checkpoint_id))
     if found is None:
-        raise KeyError(_missing(thread_id, checkpoint_id))
+        raise NotFound(_missing(thread_id, checkpoint_id))
     history = source.get_delta_channel_history(config=found.config, channels=list(DELTA_CHANNELS))
     return _state(found, history, storage_format(source))
 
@@ -238,7 +238,7 @@ async def acheckpoint(
         return await asyncio.to_thread(checkpoint, saver, thread_id, checkpoint_id)
     found = await saver.aget_tuple(_config(thread_id, checkpoint_id))
     if found is None:
-        raise KeyError(_missing(thread_id, checkpoint_id))
+        raise NotFound(_missing(thread_id, checkpoint_id))
     history = await saver.aget_delta_channel_history(
         config=found.config, channels=list(DELTA_CHANNELS)
     )
@@ -264,7 +264,7 @@ def fork(
     if graph.checkpointer is None or not isinstance(graph.checkpointer, BaseCheckpointSaver):
         raise ConfigurationError("graph", "has no checkpointer", fix="compile it with one")
     if graph.checkpointer.get_tuple(at) is None:
-        raise KeyError(f"no checkpoint {checkpoint_id!r} in thread {_thread(config)!r}")
+        raise NotFound(f"no checkpoint {checkpoint_id!r} in thread {_thread(config)!r}")
     # update_state runs the routers of ``as_node`` outside a run: they use the default context
     return graph.update_state(at, dict(update or {}), as_node=as_node)
 

@@ -38,9 +38,10 @@ from langgraph.checkpoint.serde.jsonplus import (
     JsonPlusSerializer,
 )
 
-# a delta channel's snapshot: no public class (LangGraph's own savers import it too)
+# a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 
+from noema_graph.errors import InvalidValue
 from noema_graph.state.models import (
     OBSERVATION_FROM,
     OUTPUT_FROM,
@@ -307,7 +308,7 @@ def inflate(blob: bytes) -> bytes:
     inflater = zlib.decompressobj()
     data = inflater.decompress(blob, INFLATE_MAX)
     if inflater.unconsumed_tail or not inflater.eof:
-        raise ValueError(f"compressed checkpoint value is cut short or over {INFLATE_MAX} B")
+        raise InvalidValue(f"compressed checkpoint value is cut short or over {INFLATE_MAX} B")
     return data
 
 
@@ -361,8 +362,8 @@ MESSAGE_TYPES: tuple[tuple[str, ...], ...] = tuple(
 
 
 STORED_ALIASES: tuple[tuple[str, str], ...] = (("noema_graph.compact_serde", "expand_output"),)
-"""Old module paths of allow-listed names that files written before the move to
-``noema_graph/storage/`` carry; kept for good (``noema_graph.compact_serde`` stays importable)."""
+"""Other module paths under which stored files name allow-listed functions
+(``noema_graph.compact_serde.expand_output``); each stays importable."""
 
 
 def allowed_types() -> list[tuple[str, ...]]:

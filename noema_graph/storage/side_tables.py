@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from noema_graph.errors import MisuseError
+
 Dialect = Literal["sqlite", "postgres"]
 Rows = list[tuple[Any, ...]]
 LEDGER_TABLE = "noema_tool_ledger"
@@ -281,7 +283,7 @@ def ensure_tables(database: Database, key: str, statements: Sequence[str]) -> No
     if _ready(database, key):
         return
     if database.run is None:
-        raise RuntimeError("ensure_tables needs sync access; use aensure_tables")
+        raise MisuseError("ensure_tables needs sync access; use aensure_tables")
     for statement in _setup_batches(database, statements):
         database.run(statement, ())
     _mark_ready(database, key)

@@ -68,4 +68,31 @@ __all__ = [
     "toolkits_for",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "noema_graph.schemas": ("check_tool_schemas",),
+        "noema_graph.tools.arguments": ("check_arguments",),
+        "noema_graph.tools.concurrency": ("concurrency_safe", "execution_groups"),
+        "noema_graph.tools.jail": ("SandboxPolicy", "sandbox_problem"),
+        "noema_graph.tools.mcp_provider": ("MCPToolProvider", "mcp_tools"),
+        "noema_graph.tools.registry": ("ToolRegistry",),
+        "noema_graph.tools.results": (
+            "ToolErrorInfo",
+            "ToolFailure",
+            "ToolFix",
+            "ToolResult",
+            "TransientToolFailure",
+            "render_observation",
+        ),
+        "noema_graph.tools.runner": ("RetryPolicy", "ToolRunner"),
+        "noema_graph.tools.search": (
+            "Document",
+            "SearchHit",
+            "SearchProvider",
+            "SqliteSearchProvider",
+        ),
+        "noema_graph.tools.spec": ("Idempotency", "ToolContext", "ToolSpec"),
+        "noema_graph.tools.toolkits": ("builtin_registry", "toolkits_for"),
+    },
+)

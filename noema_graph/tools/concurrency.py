@@ -3,7 +3,7 @@
 A model that sends several calls in one message means them in that order: ``cd`` then ``cp``,
 ``mkdir`` then ``mv``. Running them concurrently lets them finish in any order, so only calls
 declared safe to run concurrently share a group; every other call runs alone, in message
-order (issue 13, "Honest tool execution").
+order.
 """
 
 from __future__ import annotations

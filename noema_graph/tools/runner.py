@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from langchain_core.tools import ToolException
 
-from noema_graph.effects import Effect, Steps, adrive, drive
+from noema_graph.effects import Deadline, Effect, Steps, adrive, drive
 from noema_graph.errors import ToolError
 from noema_graph.tools.results import (
     ToolFailure,
@@ -178,7 +178,7 @@ class ToolRunner:
             return future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise TimeoutError from None
+            raise Deadline(f"no result after {timeout}s") from None
 
     async def _call_async(self, spec: ToolSpec, kwargs: dict[str, Any]) -> object:
         timeout = self.timeout_for(spec)

@@ -20,6 +20,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from noema_graph.errors import OpenRefused
 from noema_graph.tools.results import ToolFailure
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture
@@ -132,8 +133,8 @@ def _openat2(dir_fd: int, relative: str, flags: int, mode: int) -> int:
             return int(fd)
         code = ctypes.get_errno()
         if code != errno.EAGAIN:
-            raise OSError(code, os.strerror(code), relative)
-    raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN), relative)
+            raise OpenRefused(code, os.strerror(code), relative)
+    raise OpenRefused(errno.EAGAIN, os.strerror(errno.EAGAIN), relative)
 
 
 def _open_walking(dir_fd: int, relative: str, flags: int, mode: int) -> int:
@@ -146,14 +147,14 @@ def _open_walking(dir_fd: int, relative: str, flags: int, mode: int) -> int:
         for name in parts[:-1]:
             if name == "..":
                 if len(stack) == 1:
-                    raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), relative)
+                    raise OpenRefused(errno.EXDEV, os.strerror(errno.EXDEV), relative)
                 os.close(stack.pop())
                 continue
             dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
             stack.append(os.open(name, dir_flags, dir_fd=stack[-1]))
         last = parts[-1]
         if last == "..":
-            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), relative)
+            raise OpenRefused(errno.EXDEV, os.strerror(errno.EXDEV), relative)
         final = flags | os.O_NOFOLLOW | os.O_CLOEXEC
         return os.open(last, final, mode, dir_fd=stack[-1])
     finally:

@@ -4,7 +4,7 @@ Written before the tool-reading detector, as a user would write answers: each ex
 tool context (calls with their tools' names, descriptions and argument schemas, their
 arguments and results) and an answer labelled by hand: ``True`` when it claims an effect no
 successful call performed (a hallucinated action), ``False`` when every effect it claims
-happened or it claims none. Not written to fit a detector; see issue 28.
+happened or it claims none. Not written to fit a detector.
 """
 
 from __future__ import annotations

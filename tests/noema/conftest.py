@@ -32,7 +32,7 @@ Locate = Callable[[str], "str | Path"]
 @pytest.fixture(scope="session")
 def noema_pg(pg_server: PostgresServer) -> str:
     """Return the URL of a database on the session's server for the tests' schemas."""
-    return pg_server.create_database("noema_learning")
+    return pg_server.create_database(f"noema_learning_{uuid4().hex[:8]}")
 
 
 def schema_url(database_url: str, name: str) -> str:

@@ -1,4 +1,4 @@
-"""Nothing a model says or raises crashes a run (issue 17, item 1).
+"""Nothing a model says or raises crashes a run.
 
 Generated model output (tests/reliability/fuzz_model.py) goes through the real agent graph on
 a real SQLite checkpoint file, sync and async: no exception may escape ``invoke``/``ainvoke``;

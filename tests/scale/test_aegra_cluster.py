@@ -33,6 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import httpx
 import psycopg
@@ -58,7 +59,8 @@ FLAG_REASON = "scale test: ambiguous front"
 @pytest.fixture
 def learning_db(pg_server: PostgresServer) -> str:
     """The database both servers share, with the demo learners: one URL for everything."""
-    return str(write_demo_data(pg_server.create_database("aegra_scale")).path)
+    database = pg_server.create_database(f"aegra_scale_{uuid4().hex[:8]}")
+    return str(write_demo_data(database).path)
 
 
 def _count(sql: str, params: tuple[Any, ...] = ()) -> Any:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
 from noema_graph.storage.sql.connections import connect_sync
 from noema_graph.storage.sql.dialect import dialect_of, postgres_ddl
@@ -125,7 +126,7 @@ class PostgresEventLog(EventLog):
         """Append one event (committed on return); return its sequence number."""
         unknown = set(columns) - set(_COLUMNS[3:-1])
         if unknown:
-            raise ValueError(f"unknown event columns {sorted(unknown)!r}")
+            raise ConfigurationError("columns", f"unknown event columns {sorted(unknown)!r}")
         names = ["ts", "type", *columns, "data"]
         values = [utc_now(), type_, *columns.values(), json.dumps(dict(data or {}), default=str)]
         sql = (

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from noema_graph.effects import Effect, Steps, adrive, drive
+from noema_graph.errors import ExternalError, MisuseError
 from noema_graph.storage.sql.dialect import DialectName, begin
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def insert(sql: str, params: Params = ()) -> Op[int]:
     """Run an INSERT into a table with an ``id`` column and return the new row's id."""
     outcome = yield Statement(sql, params, returns_id=True)
     if outcome.lastrowid is None:
-        raise RuntimeError(f"INSERT created no row: {sql!r}")
+        raise ExternalError(f"INSERT created no row: {sql!r}")
     return outcome.lastrowid
 
 
@@ -196,8 +197,8 @@ async def run_async(conn: AsyncConnection, op: Op[T], *, write: bool = True) -> 
 
 
 def _sync_only() -> Awaitable[Outcome]:
-    raise TypeError("a blocking connection runs statements in place: use run_sync")
+    raise MisuseError("a blocking connection runs statements in place: use run_sync")
 
 
 def _async_only() -> Outcome:
-    raise TypeError("an async connection runs statements awaited: use run_async")
+    raise MisuseError("an async connection runs statements awaited: use run_async")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from noema_graph.closing import Closeable
+from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
 from noema_graph.storage.sqlite.connection import connect
 
@@ -174,7 +175,7 @@ class EventLog(Closeable):
         """
         unknown = set(columns) - set(_COLUMNS[3:-1])
         if unknown:
-            raise ValueError(f"unknown event columns {sorted(unknown)!r}")
+            raise ConfigurationError("columns", f"unknown event columns {sorted(unknown)!r}")
         names = ["ts", "type", *columns, "data"]
         values = [utc_now(), type_, *columns.values(), json.dumps(dict(data or {}), default=str)]
         sql = f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"

@@ -1,13 +1,13 @@
-"""Resolve trace writes that refer to their ToolMessages (older compact files).
+"""Resolve trace writes that refer to their ToolMessages (found in some compact files).
 
 ``tool_node`` writes each call's ToolMessage to ``messages`` and a trace step whose
-observation is the same text to ``trace``, in one task. noema's SQLite savers used to store
-such a step with a reference to the ToolMessage instead of a copy (see
+observation is the same text to ``trace``, in one task. A compact file may hold such a step
+with a reference to the ToolMessage instead of a copy (see
 :func:`noema_graph.storage.serde.link_step`), which only a reader of the whole task can
-resolve; they no longer write them (a compact file's values must each decode on their own,
-so LangGraph's saver reads it with noema's serializer), but such files keep reading:
-:func:`resolve` puts the text back from the same task's messages write when the writes are
-read, and ``noema-graph export --stock`` does the same. A step read without resolving fails
+resolve. noema's savers write no such reference (a compact file's values each decode on their
+own, so LangGraph's saver reads it with noema's serializer); files that hold one read as
+well: :func:`resolve` puts the text back from the same task's messages write when the writes
+are read, and ``noema-graph export --stock`` does the same. A step read without resolving fails
 loudly when it is validated, never silently without its observation.
 """
 

@@ -23,6 +23,8 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
+
+# a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
 from langgraph.checkpoint.sqlite import SqliteSaver
 

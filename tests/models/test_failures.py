@@ -1,4 +1,4 @@
-"""Classifying model-call failures without importing openai (noema_graph.models.errors)."""
+"""Classifying model-call failures without importing openai (noema_graph.models.failures)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 
-from noema_graph.models.errors import is_provider_error, is_transient, is_unfinished_answer
+from noema_graph.models.failures import is_provider_error, is_transient, is_unfinished_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
@@ -87,7 +87,7 @@ def test_bugs_and_parse_errors_are_none_of_them(exc: BaseException) -> None:
 def test_classifying_never_imports_openai() -> None:
     code = (
         "import sys\n"
-        "from noema_graph.models.errors import is_provider_error, is_transient\n"
+        "from noema_graph.models.failures import is_provider_error, is_transient\n"
         "assert is_transient(TimeoutError()) and not is_transient(ValueError())\n"
         "assert is_provider_error(OSError()) and not is_provider_error(ValueError())\n"
         "print('openai' in sys.modules, 'httpx' in sys.modules)"

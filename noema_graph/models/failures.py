@@ -5,7 +5,7 @@ imported, so each check looks the classes up in ``sys.modules`` at call time
 (:func:`~noema_graph._lazy.loaded_attr`) and never imports anything itself: importing
 ``noema_graph`` stays free of the OpenAI client until a model is made.
 
-The three predicates split every exception the same way the nodes' old exception tuples did:
+The three predicates split every exception:
 
 * :func:`is_transient`: worth retrying (timeouts, connection errors, 429, 5xx);
 * :func:`is_unfinished_answer`: the model stopped (length limit, content filter) so the
