@@ -83,6 +83,7 @@ __getattr__, __dir__ = lazy_exports(
         "noema_graph.graphs": ("build_agent_graph", "build_ask_graph"),
         "noema_graph.hitl": ("approve", "edit", "pending", "reject", "resume_with"),
         "noema_graph.hooks": ("HookCall", "Hooks"),
+        "noema_graph.noema.history": ("changes", "undo"),
         "noema_graph.state.outcome": ("Outcome",),
         "noema_graph.state.output": ("AgentOutput",),
         "noema_graph.storage.backends": ("Backend", "open_async_backend", "open_backend"),

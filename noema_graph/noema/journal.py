@@ -137,8 +137,11 @@ class ThreadUndone(ToolInputError):
     """A journaled write on a thread whose changes an undo reverted (a resumed step)."""
 
 
-class WouldChange(Exception):  # a control-flow signal, not an error
-    """Raised inside a dry run's transaction so that it rolls back; carries the preview."""
+class WouldChange(NoemaError):
+    """Raised inside a dry run's transaction so that it rolls back; carries the preview.
+
+    A control-flow signal: the journaled call catches it; it never reaches the caller.
+    """
 
     def __init__(self, result: Any, rows: list[dict[str, Any]]) -> None:
         """Keep the operation's result and the journal rows its writes produced."""
