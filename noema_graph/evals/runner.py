@@ -61,10 +61,15 @@ def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
     from noema_graph.agents import default_registry
     from noema_graph.agents.domain_tools import domain_spec
     from noema_graph.agents.subagent import ConsultInput
+    from noema_graph.noema.operations import OWNER_FIELDS
+    from noema_graph.tools.injection import hide_fields
 
     definition = default_registry().get(agent)
-    schemas = {
-        name: domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema()
+    schemas = {  # as the model sees them: the owner arguments are injected from the run
+        name: hide_fields(
+            domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema(),
+            OWNER_FIELDS,
+        )
         for name in definition.tools
     }
     consult = ConsultInput.model_json_schema()
@@ -116,7 +121,6 @@ def run_item(
 ) -> Trajectory:
     """Run ``agent`` on ``item`` over a copy of ``master``; return the recorded trajectory."""
     from noema_graph.agents import get_graph, resolve_learner
-    from noema_graph.agents.learners import learner_request
     from noema_graph.context import RunContext
     from noema_graph.storage.sqlite.persistence import sqlite_checkpointer
 
@@ -129,7 +133,7 @@ def run_item(
     with sqlite_checkpointer(workdir / f"{slug}.runs.sqlite") as saver:
         graph = get_graph(agent, model=model, checkpointer=saver, db=store, overrides=overrides)
         config: RunnableConfig = {"configurable": {"thread_id": slug}}
-        inputs = {"messages": [("user", learner_request(item.input, learner))]}
+        inputs = {"messages": [("user", item.input)]}
         try:
             graph.invoke(inputs, config, context=RunContext(user_id=learner.name))
         except RUN_ERRORS as exc:

@@ -10,15 +10,17 @@ the ledger guards it). Every call is answered by exactly one ToolMessage, errors
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
 from pydantic_core import to_jsonable_python
 
-from noema_graph.context import RunScope, run_scope
+from noema_graph.context import RunContext, RunScope, run_scope, run_user
 from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
@@ -38,7 +40,8 @@ from noema_graph.state.outcome import Outcome
 from noema_graph.storage.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
-from noema_graph.tools.results import ToolResult, child_usage
+from noema_graph.tools.injection import injected_of, without
+from noema_graph.tools.results import ToolFailure, ToolResult, child_usage
 
 NOT_RUN_CANCELLED = "Not executed: the run was cancelled."
 """The observation of a call the run's cancel stopped before it ran."""
@@ -150,8 +153,40 @@ def _thread(task: ToolTask) -> str:
     return thread_id() or task["run_id"]
 
 
+def _user(runtime: Runtime[Any]) -> str | None:
+    """Return the learner the run names (its context, else its ``configurable``), or None."""
+    try:
+        configurable = get_config().get("configurable")
+    except RuntimeError:  # called outside a run: no config
+        configurable = None
+    return run_user(ctx(runtime), configurable)
+
+
+def _run_context(runtime: Runtime[Any]) -> RunContext:
+    """Return the run's context naming its learner (a subagent's run inherits it)."""
+    context, user = ctx(runtime), _user(runtime)
+    return context if user is None or context.user_id == user else replace(context, user_id=user)
+
+
 def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
-    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=ctx(runtime))
+    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=_run_context(runtime))
+
+
+def _injected(
+    tool: BaseTool, given: Any, runtime: Runtime[Any]
+) -> tuple[Any, dict[str, Any], ToolFailure | None]:
+    """Split a call's arguments: the model's (its injected ones dropped) and the run's.
+
+    Returns the model's arguments, the injected values, and why the run cannot supply them.
+    """
+    injected = injected_of(tool)
+    if injected is None or not isinstance(given, dict):
+        return given, {}, None
+    own = without(given, injected.fields)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    try:
+        return own, dict(injected.supply(_user(runtime))), None
+    except ToolFailure as failure:
+        return own, {}, failure
 
 
 def _error_message(task: ToolTask, text: str) -> ToolMessage:
@@ -261,11 +296,15 @@ def _one(
         span = clock.stop()
         return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
     tool = tools[name]
-    args, invalid = check_arguments(tool, call.get("args"))
+    given, owned, unowned = _injected(tool, call.get("args"), runtime)
+    args, invalid = check_arguments(tool, given)
+    args = {**args, **owned}  # the run's values, never the model's
     error: tuple[str | None, dict[str, Any] | None] = ("invalid_input", None)
     refusal, refused = _ungrounded(task, tool, args, checked=invalid is None)
     if refusal is not None:
         invalid, error = refusal, refused
+    if unowned is not None:
+        invalid, error = unowned.message, (unowned.type, None)
     if invalid is not None:
         span = clock.stop()
         message = _error_message(task, invalid)
