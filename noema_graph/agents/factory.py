@@ -19,6 +19,7 @@ from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
 from noema_graph.graphs.agent import SPECS
 from noema_graph.noema.location import store_location
+from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
@@ -102,7 +103,10 @@ def build_agent(
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
     path = store_location(db)
-    learner = run_learner(path)
+    personal = bool(definition.subagents) or any(
+        DOMAIN_OPERATIONS[name].owner_fields for name in definition.tools
+    )
+    learner = run_learner(path, personal=personal)
     if learner_from_context:
         hooks = with_learner_hooks(config.hooks, SPECS[0].name, learner)
         config = config.model_copy(update={"hooks": hooks})

@@ -13,7 +13,9 @@ model. A run that names no learner (an anonymous invocation) gets a refusal from
 that reads or writes a learner's rows.
 
 :func:`with_learner_hooks` adds a pre hook to the agent's first node: a learner unknown to
-the store ends the run with ``hook_error`` naming the learners it knows.
+the store ends the run with ``hook_error`` naming the learners it knows, and a request that
+names another learner or id ends it with ``forbidden`` ("You can only see your own data.",
+see :mod:`noema_graph.agents.named_learners`) before any model or tool call.
 
 The learners are read when the graph is built, not while it runs: a hook runs inside the
 event loop of an async run, where reading a file would block it. A graph built before a
@@ -26,11 +28,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
 from noema_graph.agents.learners import Learner, find_learner, read_learners
+from noema_graph.agents.named_learners import other_learner
 from noema_graph.context import RunContext, run_user
-from noema_graph.errors import ConfigurationError
+from noema_graph.errors import ConfigurationError, Forbidden
 from noema_graph.hooks import HookCall, Hooks
 from noema_graph.tools.results import ToolFailure
 
@@ -63,11 +67,16 @@ class RunLearner:
     Args:
         db: The learning store the agent's tools work on (named in errors).
         learners: The store's learners, read when the graph is built.
+        personal: The agent reads a learner's rows (its tools or subagents do): a learner's
+            name written on its own in a request counts as naming that learner.
     """
 
-    def __init__(self, db: str | Path, learners: Sequence[Learner]) -> None:
+    def __init__(
+        self, db: str | Path, learners: Sequence[Learner], *, personal: bool = True
+    ) -> None:
         self.db = db
         self.learners = list(learners)
+        self.personal = personal
 
     def owner(self, user: str | None) -> dict[str, Any]:
         """Return the owner arguments of a tool call for the run's ``user`` (its ``user_id``).
@@ -84,21 +93,30 @@ class RunLearner:
         return {"user_id": learner.id}
 
     def before(self, call: HookCall) -> dict[str, Any] | None:
-        """Check that the learner the run names is in the store (nothing to change).
+        """Check the run's learner and the latest request (nothing to change).
 
         Raises:
             ConfigurationError: The run names a learner the store does not hold, or a
                 ``user_id`` of the wrong type.
+            Forbidden: The latest request names another learner or id.
         """
         user = requested_user(call.context)
-        if user is not None:
-            find_learner(self.learners, user, self.db)
+        own = find_learner(self.learners, user, self.db) if user is not None else None
+        messages: Sequence[BaseMessage] = call.state.get("messages") or ()
+        request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        mention = other_learner(request, own, self.learners, bare_names=self.personal)
+        if mention is not None:
+            whose = f"learner {own.name!r}" if own is not None else "no learner"
+            raise Forbidden(
+                f"The request names another learner ({mention!r}); this run is for {whose}. "
+                "You can only see your own data."
+            )
         return None
 
 
-def run_learner(db: str | Path) -> RunLearner:
+def run_learner(db: str | Path, *, personal: bool = True) -> RunLearner:
     """Return the :class:`RunLearner` of the store at ``db`` (its learners are read now)."""
-    return RunLearner(db, read_learners(db))
+    return RunLearner(db, read_learners(db), personal=personal)
 
 
 def with_learner_hooks(hooks: Hooks, node: str, learner: RunLearner) -> Hooks:
