@@ -15,12 +15,11 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
 from pydantic_core import to_jsonable_python
 
-from noema_graph.context import RunContext, RunScope, run_scope, run_user
+from noema_graph.context import RunContext, RunScope, run_scope
 from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
@@ -29,7 +28,7 @@ from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, rep
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
 from noema_graph.models.plain import plain
-from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
+from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id, user_of
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
@@ -153,18 +152,9 @@ def _thread(task: ToolTask) -> str:
     return thread_id() or task["run_id"]
 
 
-def _user(runtime: Runtime[Any]) -> str | None:
-    """Return the learner the run names (its context, else its ``configurable``), or None."""
-    try:
-        configurable = get_config().get("configurable")
-    except RuntimeError:  # called outside a run: no config
-        configurable = None
-    return run_user(ctx(runtime), configurable)
-
-
 def _run_context(runtime: Runtime[Any]) -> RunContext:
     """Return the run's context naming its learner (a subagent's run inherits it)."""
-    context, user = ctx(runtime), _user(runtime)
+    context, user = ctx(runtime), user_of(runtime)
     return context if user is None or context.user_id == user else replace(context, user_id=user)
 
 
@@ -184,7 +174,7 @@ def _injected(
         return given, {}, None
     own = without(given, injected.fields)  # pyright: ignore[reportUnknownArgumentType] -- JSON
     try:
-        return own, dict(injected.supply(_user(runtime))), None
+        return own, dict(injected.supply(user_of(runtime))), None
     except ToolFailure as failure:
         return own, {}, failure
 
