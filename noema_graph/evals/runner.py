@@ -57,19 +57,18 @@ def select_items(dataset: EvalDataset, agent: str | None) -> list[EvalItem]:
 
 
 def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
-    """Return the JSON schema of the arguments of every tool ``agent`` is offered."""
+    """Return the JSON schema of the arguments of every tool ``agent`` is offered.
+
+    The schemas of the calls as a trajectory records them: an owner argument (``user_id``),
+    injected from the run's learner, is included (:func:`tool_specs` shows the model's view).
+    """
     from noema_graph.agents import default_registry
     from noema_graph.agents.domain_tools import domain_spec
     from noema_graph.agents.subagent import ConsultInput
-    from noema_graph.noema.operations import OWNER_FIELDS
-    from noema_graph.tools.injection import hide_fields
 
     definition = default_registry().get(agent)
-    schemas = {  # as the model sees them: the owner arguments are injected from the run
-        name: hide_fields(
-            domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema(),
-            OWNER_FIELDS,
-        )
+    schemas = {  # as the calls are recorded: with the owner arguments injected from the run
+        name: domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema()
         for name in definition.tools
     }
     consult = ConsultInput.model_json_schema()
@@ -83,6 +82,8 @@ def tool_specs(agent: str) -> list[dict[str, Any]]:
     """
     from noema_graph.agents import default_registry
     from noema_graph.agents.domain_tools import DOMAIN_OPERATIONS
+    from noema_graph.noema.operations import OWNER_FIELDS
+    from noema_graph.tools.injection import hide_fields
 
     definition = default_registry().get(agent)
     schemas = tool_schemas(agent)
@@ -92,7 +93,7 @@ def tool_specs(agent: str) -> list[dict[str, Any]]:
             "description": DOMAIN_OPERATIONS[name].description
             if name in DOMAIN_OPERATIONS
             else f"Consult the {name.removeprefix('consult_')} subagent.",
-            "parameters": schema,
+            "parameters": hide_fields(schema, OWNER_FIELDS),  # as the model saw them
         }
         for name, schema in schemas.items()
         if name in definition.tools or name.startswith("consult_")
