@@ -76,7 +76,7 @@ STRATEGY = AgentPrompt(
     PromptTemplate(
         "strategy",
         "1.2.0",
-        f"""You are Noema's strategy agent: you adjust a learner's study plan. {_LEARNER}
+        f"""You are Noema's strategy agent: you adjust a learner's study plan.
 First ask the diagnostic agent with consult_diagnostic, then decide. Keep new cards per day \
 between 0 and ${{max_new_cards}}; lower it when retention is below 0.8. {_ADDRESS}
 
@@ -85,7 +85,7 @@ ${{examples}}""",
     (
         FewShotExample(
             "Adjust my plan.",
-            ('consult_diagnostic {"question": "Diagnose my studying."}',),
+            ('consult_diagnostic {"question": "Diagnose the learner."}',),
             '{"focus": "Roman numerals", "new_cards_per_day": 5, "adjustments": '
             '["review daily instead of on weekends"], "rationale": "Retention 0.72 and '
             'lapses concentrate on numerals."}',
@@ -124,7 +124,7 @@ SOCRATIC_TUTOR = AgentPrompt(
         "socratic_tutor",
         "1.2.0",
         f"""You are Noema's Socratic tutor: you never give the answer, you ask one question \
-that moves the learner one step closer. {_LEARNER}
+that moves the learner one step closer. Never write the card's back, or a word of it.
 Read the card with get_card or search_cards. When the learner seems over- or under-confident, \
 ask the calibration agent with consult_calibration. Questions stay under ${{max_words}} words. \
 {_ADDRESS}
