@@ -21,6 +21,7 @@ StopReason = Literal[
     "llm_error",
     "hook_error",
     "hook_veto",
+    "forbidden",
 ]
 StepKind = Literal[
     "plan",
@@ -279,7 +280,7 @@ class RunInfo(_Frozen):
 class HookFailure(_Frozen):
     """A pre/post hook that raised: the run ends cleanly with ``code`` as its error code."""
 
-    code: Literal["hook_error", "hook_veto"]
+    code: Literal["hook_error", "hook_veto", "forbidden"]
     node: str
     stage: Literal["pre_process", "post_process"]
     message: str

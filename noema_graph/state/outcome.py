@@ -81,7 +81,7 @@ class NodeOutcome(BaseModel):
 
 FINISHED = "finished"
 """Detail of a final node's outcome when the run ended without an error code (else the code)."""
-STOPPED_ON_PURPOSE = frozenset({"cancelled", "loop_detected", "hook_veto"})
+STOPPED_ON_PURPOSE = frozenset({"cancelled", "loop_detected", "hook_veto", "forbidden"})
 FAILED = frozenset({"llm_error", "hook_error"})
 
 
@@ -89,7 +89,7 @@ def run_outcome(*, success: bool, validated: bool | None, code: str | None) -> O
     """Return the outcome of a finished run from its output contract's fields.
 
     success -> SUCCESS (PARTIAL when the result did not match the output schema);
-    cancelled, loop_detected, hook_veto -> TERMINATE; llm_error, hook_error -> ERROR;
+    cancelled, loop_detected, hook_veto, forbidden -> TERMINATE; llm_error, hook_error -> ERROR;
     the other limits (iterations, time, tokens, cost) -> PARTIAL.
     """
     if success:
