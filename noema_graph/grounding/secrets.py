@@ -1,0 +1,96 @@
+"""Secrets: tool-result fields the learner must not be shown, kept out of the answer.
+
+An agent's ``secret_fields`` name, per tool, the fields of its result that are secret from
+the learner (the tutor's ``get_card = ["back"]``: the card's answer). :func:`secret_values`
+reads them from the run's successful calls; :func:`unleaked` checks every text of an answer
+before it is returned and masks each secret found in it, as whole words with case and
+accents aside, by its first character and a blank per letter (``Madrid`` -> ``M_____``),
+which is a hint and never the answer; each masked field is named in the notes the trace
+keeps. The evaluation's leak scorer reads the same declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from noema_graph.grounding.sources import result_data, tool_results
+from noema_graph.grounding.words import find_whole, fold
+from noema_graph.state.models import ReasoningStep
+
+_TRIM = " \t\n.!?;:,\"'"
+
+
+def _walk(value: Any, path: Sequence[str]) -> Iterator[str]:
+    if not path:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, list):
+            for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+                yield from _walk(item, ())
+        return
+    head, rest = path[0], path[1:]
+    if isinstance(value, Mapping) and head in value:
+        yield from _walk(value[head], rest)
+    elif isinstance(value, list):  # a list of records: the field of each
+        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from _walk(item, path)
+
+
+def secret_values(
+    declared: Mapping[str, Sequence[str]], trace: Sequence[ReasoningStep]
+) -> tuple[str, ...]:
+    """Return the secret texts the run's successful calls returned, longest first, each once."""
+    found: dict[str, str] = {}
+    for tool, paths in declared.items():
+        for _, data in tool_results(trace, tool):
+            for path in paths:
+                for text in _walk(result_data(data), path.split(".")):
+                    clean = text.strip(_TRIM)
+                    if any(c.isalnum() for c in clean):
+                        found.setdefault(fold(clean), clean)
+    return tuple(sorted(found.values(), key=len, reverse=True))
+
+
+def shows_secret(text: str, secrets: Sequence[str]) -> bool:
+    """Return whether ``text`` holds one of ``secrets`` as whole words (folded)."""
+    return any(find_whole(secret, text) for secret in secrets)
+
+
+def mask(text: str) -> str:
+    """Return ``text`` with every letter and digit after the first blanked (``M_____``)."""
+    return text[:1] + "".join("_" if c.isalnum() else c for c in text[1:])
+
+
+def masked(text: str, secrets: Sequence[str]) -> str:
+    """Return ``text`` with each whole-word occurrence of a secret masked."""
+    for secret in secrets:  # longest first: a secret inside a longer one is masked with it
+        for start, end in reversed(find_whole(secret, text)):
+            text = text[:start] + mask(text[start:end]) + text[end:]
+    return text
+
+
+def unleaked(data: Any, secrets: Sequence[str], where: str = "") -> tuple[Any, list[str]]:
+    """Return ``data`` with every secret masked in its texts, and the fields masked."""
+    if not secrets:
+        return data, []
+    if isinstance(data, str):
+        clean = masked(data, secrets)
+        return clean, ([where or "answer"] if clean != data else [])
+    if isinstance(data, Mapping):
+        out: dict[str, Any] = {}
+        notes: list[str] = []
+        for key, value in data.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+            name = f"{where}.{key}" if where else str(key)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+            out[str(key)], found = unleaked(value, secrets, name)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+            notes += found
+        return out, notes
+    if isinstance(data, list):
+        items: list[Any] = []
+        notes = []
+        for index, value in enumerate(data):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON
+            clean, found = unleaked(value, secrets, f"{where}[{index}]")
+            items.append(clean)
+            notes += found
+        return items, notes
+    return data, []
