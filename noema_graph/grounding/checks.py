@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from noema_graph.grounding.answers import max_length
 from noema_graph.grounding.choices import kept_choices
 from noema_graph.grounding.examples import example_words, without_example_words
-from noema_graph.grounding.secrets import unleaked
+from noema_graph.grounding.secrets import masked, unleaked
 from noema_graph.state.models import ReasoningStep
 
 
@@ -106,6 +106,6 @@ def checked_answer(
                 field = data.schema.model_fields[name] if data.schema else None
                 answer[name] = data_sentence(data.filled, max_length(field) if field else None)
             notes += cleared
-    answer, masked = unleaked(answer, data.secrets)
-    notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in masked]
-    return answer, notes
+    answer, found = unleaked(answer, data.secrets)
+    notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in found]
+    return answer, [masked(note, data.secrets) for note in notes]  # the trace is shown too

@@ -251,5 +251,5 @@ def kept_choices(
                 dropped.append(entry)
         kept[name] = good if isinstance(value, list) else (good[0] if good else "")
         if dropped:
-            notes.append(f"{name}: left out {dropped!r}, which no tool result or request holds")
+            notes.append(f"{name}: left out {dropped!r}, not among the values the data offers")
     return kept, notes
