@@ -18,7 +18,7 @@ from noema_graph.grounding.checks import AnswerData, checked_answer
 from noema_graph.grounding.choices import chosen_schema, field_choices
 from noema_graph.grounding.openings import opened_fields
 from noema_graph.grounding.recovery import call_signature, last_failure
-from noema_graph.grounding.secrets import secret_values, shows_secret
+from noema_graph.grounding.secrets import secret_values, shows_secret, unleaked
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import TRUNCATED, ctx, emit, latest_request, stopwatch, thread_id
@@ -233,11 +233,11 @@ def _finish(
 ) -> dict[str, Any]:
     """Return finalize's update; the output is built from the state that update produces."""
     raw, usage, synthesized = answer
-    result, validated = (
-        validate_result(raw, deps.config.output_schema)
-        if reason is None
-        else (stopped_result(state, reason), None)
-    )
+    if reason is None:
+        result, validated = validate_result(raw, deps.config.output_schema)
+    else:  # a partial result shows step results: the secrets they hold are masked too
+        secrets = secret_values(deps.config.secret_fields, state.get("trace") or [])
+        result, validated = unleaked(stopped_result(state, reason), secrets)[0], None
     text = result if isinstance(result, str) else json.dumps(result, default=str)
     messages: list[Any] = _dangling(state, reason)
     if synthesized or reason is not None:
