@@ -104,6 +104,41 @@ def test_the_tutor_never_shows_the_answer_of_the_card_it_read(
     assert set(card.concepts) <= set(offered) and answer not in offered
 
 
+def test_nothing_a_worked_example_states_reaches_the_diagnosis(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    with LearningStore.open(demo.path) as store:
+        stats = store.call("learning_stats", user_id=1)
+    example = default_registry().get("diagnostic")
+    model = scripted(
+        plan_reply("Diagnose"),
+        tools_reply(
+            call("learning_stats", {"user_id": 1}),
+            call("get_review_history", {"user_id": 1, "limit": 20}),
+        ),
+        text("read"),
+        # what the embedded model wrote: the worked example's answer, copied
+        structured(
+            "Diagnosis",
+            retention=0.78,
+            lapses=23,
+            patterns=["reviews cluster on weekends"],
+            weak_areas=["Roman numerals"],
+            summary="Solid retention, irregular rhythm.",
+        ),
+    )
+    state = run_agent_graph("diagnostic", model, demo.path, "How am I doing?")
+    out = AgentOutput.model_validate(state["output"])
+    assert out.success and out.validated and example.answer_choices
+    figures = f"retention {round(stats.retention, 3)}, lapses {stats.lapses}."
+    assert out.result["summary"] == figures  # the tools' figures, not the example's words
+    assert out.result["patterns"] == [] and out.result["weak_areas"] == []
+    assert len(_checks(state)) == 3
+    # the answer prompt holds no worked example, so none could be copied
+    answer_prompt = " ".join(str(m.content) for m in model.prompts[-1])
+    assert "Worked examples" not in answer_prompt and "Roman numerals" not in answer_prompt
+
+
 def _definition(**fields: Any) -> AgentDefinition:
     base: dict[str, Any] = {
         "name": "curator",
