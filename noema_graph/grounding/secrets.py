@@ -2,7 +2,8 @@
 
 An agent's ``secret_fields`` name, per tool, the fields of its result that are secret from
 the learner (the tutor's ``get_card = ["back"]``: the card's answer). :func:`secret_values`
-reads them from the run's successful calls; :func:`unleaked` checks every text of an answer
+reads them from the run's successful calls (the whole text, and each word of it the
+record's other fields lack); :func:`unleaked` checks every text of an answer
 before it is returned and masks each secret found in it, as whole words with case and
 accents aside, by its first character and a blank per letter (``Madrid`` -> ``M_____``),
 which is a hint and never the answer; each masked field is named in the notes the trace
@@ -15,40 +16,66 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from noema_graph.grounding.sources import result_data, tool_results
-from noema_graph.grounding.words import find_whole, fold
+from noema_graph.grounding.words import content_words, find_whole, fold
 from noema_graph.state.models import ReasoningStep
 
 _TRIM = " \t\n.!?;:,\"'"
 
 
-def _walk(value: Any, path: Sequence[str]) -> Iterator[str]:
-    if not path:
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
-                yield from _walk(item, ())
-        return
-    head, rest = path[0], path[1:]
-    if isinstance(value, Mapping) and head in value:
-        yield from _walk(value[head], rest)
-    elif isinstance(value, list):  # a list of records: the field of each
+def _records(value: Any, path: Sequence[str]) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """Yield (record, key) for each record the dotted ``path`` ends in (lists walked)."""
+    if isinstance(value, list):
         for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _walk(item, path)
+            yield from _records(item, path)
+        return
+    if not isinstance(value, Mapping) or not path or path[0] not in value:
+        return
+    if len(path) == 1:
+        yield value, path[0]  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    else:
+        yield from _records(value[path[0]], path[1:])
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from _texts(item)
+
+
+def _own_words(secret: str, shown: str) -> list[str]:
+    """Return the content words of ``secret`` that ``shown`` (the record's other text) lacks.
+
+    ``Rabat is the capital of Morocco.`` on a card asking for the capital of Morocco: the
+    answer is ``Rabat``, and a turn that writes it in other words still shows it.
+    """
+    words = [w for clause in content_words(secret) for w in clause if w]
+    return [w for w in words if not find_whole(w, shown)]
 
 
 def secret_values(
     declared: Mapping[str, Sequence[str]], trace: Sequence[ReasoningStep]
 ) -> tuple[str, ...]:
-    """Return the secret texts the run's successful calls returned, longest first, each once."""
+    """Return the secret texts the run's successful calls returned, longest first, each once.
+
+    Each declared field's whole text is a secret, and so is each content word of it that
+    the record's other fields do not hold (the words that make the answer).
+    """
     found: dict[str, str] = {}
     for tool, paths in declared.items():
         for _, data in tool_results(trace, tool):
             for path in paths:
-                for text in _walk(result_data(data), path.split(".")):
-                    clean = text.strip(_TRIM)
-                    if any(c.isalnum() for c in clean):
-                        found.setdefault(fold(clean), clean)
+                for record, key in _records(result_data(data), path.split(".")):
+                    shown = " ".join(t for k, v in record.items() if k != key for t in _texts(v))
+                    for text in _texts(record[key]):
+                        clean = text.strip(_TRIM)
+                        for secret in (clean, *_own_words(clean, shown)):
+                            if any(c.isalnum() for c in secret):
+                                found.setdefault(fold(secret), secret)
     return tuple(sorted(found.values(), key=len, reverse=True))
 
 

@@ -137,6 +137,19 @@ def test_secrets_are_read_from_the_declared_fields_and_masked_whole_word() -> No
     assert clean == {"question": "Is it M_____?", "hint": "Starts with M", "tags": ["m_____"]}
     assert where == ["question", "tags[0]"]
     assert secret_values({"get_card": ("back",)}, []) == ()
+    # an answer in a sentence: the words the card's question lacks are secret on their own
+    sentence = ok(
+        "get_card",
+        {"card_id": 42},
+        {"front": "What is the capital of Morocco?", "back": "Rabat is the capital of Morocco."},
+    )
+    secrets = secret_values({"get_card": ("back",)}, [sentence])
+    assert secrets == ("Rabat is the capital of Morocco", "Rabat")
+    assert masked("The capital of Morocco is rabat.", secrets) == "The capital of Morocco is r____."
+    hits = ok(
+        "search_cards", {}, {"hits": [{"card": {"front": "Say: window", "back": "la ventana"}}]}
+    )
+    assert secret_values({"search_cards": ("hits.card.back",)}, [hits]) == ("la ventana", "ventana")
 
 
 EXAMPLES = """Example 1:
