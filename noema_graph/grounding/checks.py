@@ -6,7 +6,8 @@
    the run's data holds (for a model that ignored the schema's ``enum``);
 2. :func:`~noema_graph.grounding.examples.without_example_words`: a free-text field the
    model wrote that holds a word or figure only a worked example states is replaced by
-   :func:`data_sentence` (the figures the tools gave), or left empty;
+   :func:`data_sentence` (the figures the tools gave), or left empty, and so is one that
+   only repeats the field's description (a small model copies the schema's words);
 3. :func:`~noema_graph.grounding.secrets.unleaked`: every text, a plain-text answer too,
    has the declared secrets masked.
 
@@ -16,6 +17,7 @@ Each change is returned as a note, which ``finalize`` keeps in the trace.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +28,10 @@ from noema_graph.grounding.answers import max_length
 from noema_graph.grounding.choices import kept_choices
 from noema_graph.grounding.examples import example_words, without_example_words
 from noema_graph.grounding.secrets import masked, unleaked
+from noema_graph.grounding.words import fold
 from noema_graph.state.models import ReasoningStep
+
+_PUNCTUATION = re.compile(r"[^\w\s]+")
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,24 @@ def data_sentence(filled: Mapping[str, Any], limit: int | None) -> str:
     return text if limit is None or len(text) <= limit else ""
 
 
+def _described(
+    answer: Mapping[str, Any], schema: type[BaseModel] | None, fields: Sequence[str]
+) -> list[str]:
+    """Return a note for each text of ``fields`` that only repeats the field's description."""
+    if schema is None:
+        return []
+    notes: list[str] = []
+    for name in fields:
+        text, description = answer.get(name), schema.model_fields[name].description
+        if isinstance(text, str) and description and _bare(text) == _bare(description):
+            notes.append(f"{name}: replaced, it repeated the field's description")
+    return notes
+
+
+def _bare(text: str) -> str:
+    return fold(_PUNCTUATION.sub(" ", text))
+
+
 def tool_texts(trace: Sequence[ReasoningStep]) -> list[str]:
     """Return the run's successful tool calls, arguments and results, as JSON texts."""
     return [
@@ -98,14 +121,16 @@ def checked_answer(
     if isinstance(answer, Mapping):
         answer, notes = kept_choices(answer, data.choices)  # pyright: ignore[reportUnknownArgumentType] -- JSON
         fields = _free_text(data)
+        cleared: list[str] = []
         if fields and data.examples:
             words = example_words(data.examples, [*data.allowed, *tool_texts(trace)])
             answer, cleared = without_example_words(answer, fields, words)
-            for note in cleared:
-                name = note.split(":", 1)[0]
-                field = data.schema.model_fields[name] if data.schema else None
-                answer[name] = data_sentence(data.filled, max_length(field) if field else None)
-            notes += cleared
+        cleared += _described(answer, data.schema, fields)
+        for note in cleared:
+            name = note.split(":", 1)[0]
+            field = data.schema.model_fields[name] if data.schema else None
+            answer[name] = data_sentence(data.filled, max_length(field) if field else None)
+        notes += cleared
     answer, found = unleaked(answer, data.secrets)
     notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in found]
     return answer, [masked(note, data.secrets) for note in notes]  # the trace is shown too

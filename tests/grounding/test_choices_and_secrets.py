@@ -184,6 +184,10 @@ def test_the_checks_run_in_order_and_note_each_change() -> None:
     checked, notes = checked_answer(answer, data, [card])
     assert checked == {"topics": [], "focus": "", "summary": "count 2.", "count": 2}
     assert [n.split(":")[0] for n in notes] == ["topics", "summary"]
+    described = {"topics": [], "focus": "", "summary": "a sentence", "count": 2}
+    checked, notes = checked_answer(described, data, [card])  # the schema's words, copied
+    assert checked["summary"] == "count 2."
+    assert notes == ["summary: replaced, it repeated the field's description"]
     text, where = checked_answer("The answer is madrid.", data, [card])
     assert text == "The answer is m_____." and where == [
         "answer: masked a secret of a tool result (secret_fields)"
