@@ -4,8 +4,8 @@ An agent's worked examples teach the tool-use turns; their final answers are mad
 (topics, names, figures, what happened). A small model copies them: every learner's
 diagnosis read "Solid retention, irregular rhythm.", the example's summary. List fields
 cannot (their entries are chosen from the data, :mod:`~noema_graph.grounding.choices`);
-text fields are checked here. :func:`example_words` lists the words and figures of the
-examples' requests and final answers that the run's data does not hold: not in a tool
+text fields are checked here. :func:`example_words` lists the figures, short values and word pairs
+of the examples' requests and final answers that the run's data does not hold: not in a tool
 result, the request, the agent's instructions outside the examples or the answer schema.
 :func:`without_example_words` clears a text field that holds one of them, so it falls back
 to the data (see ``nodes/finalize.py``).
@@ -18,12 +18,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from noema_graph.grounding.words import STOP_WORDS, fold, holds
+from noema_graph.grounding.words import fold, holds, terms
 
 _ANSWER = re.compile(r"^(?:Final answer|Request): (.*)$", re.MULTILINE)
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'\u2019-][^\W_]+)*%?")
-MIN_LETTERS = 4
-"""Shortest word of an example that counts as what the example states."""
+SHORT_WORDS = 3
+"""Most words of an example's value that is taken whole (a topic, a name, a concept)."""
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -46,22 +46,29 @@ def _stated(examples: str) -> Iterator[str]:
             yield line
 
 
-def example_words(examples: str, allowed: Sequence[str]) -> tuple[str, ...]:
-    """Return the words and figures the ``examples`` state that no ``allowed`` text holds.
+def _units(text: str) -> Iterator[str]:
+    """Yield what ``text`` states: its figures, itself when short, and its word pairs."""
+    yield from (t for t in _TOKEN.findall(text) if any(c.isdigit() for c in t))
+    words = text.strip(" .!?").split()
+    if 0 < len(words) <= SHORT_WORDS and any(c.isalpha() for c in text):
+        yield " ".join(words)  # a topic, a name, a concept
+    yield from (term for term in terms([text]) if " " in term)  # "irregular rhythm"
 
-    A word counts from :data:`MIN_LETTERS` letters, unless it is a function word; a figure
-    (a token with a digit) always counts.
+
+def example_words(examples: str, allowed: Sequence[str]) -> tuple[str, ...]:
+    """Return what the ``examples`` state that no ``allowed`` text holds.
+
+    What an example states: each figure (a token with a digit), each short value (a list
+    entry, a concept: at most :data:`SHORT_WORDS` words) and each pair of content words side
+    by side in its texts (``irregular rhythm``). Single common words (``think``,
+    ``which``) are not: an answer may use them whatever its data.
     """
-    known = {fold(t) for text in allowed for t in _TOKEN.findall(text)}
+    known = " ".join(allowed)
     found: dict[str, str] = {}
     for text in _stated(examples):
-        for token in _TOKEN.findall(text):
-            key = fold(token)
-            figure = any(c.isdigit() for c in token)
-            if not figure and (len(token) < MIN_LETTERS or key in STOP_WORDS):
-                continue
-            if key not in known:
-                found.setdefault(key, token)
+        for unit in _units(text):
+            if fold(unit) not in found and not holds(known, unit):
+                found[fold(unit)] = unit
     return tuple(found.values())
 
 
