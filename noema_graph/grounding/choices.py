@@ -4,7 +4,8 @@ A small model asked for a list of topics copies its worked example's (every lear
 "Roman numerals") or invents some. An agent's ``answer_choices`` map each such field of its
 output schema to where its entries may come from::
 
-    choices := part ( "+" part )*       the candidates of every part, in order, each once
+    choices := part ( "+" part )* | ""  the candidates of every part, in order, each once;
+                                        "": no tool offers any, the field stays empty
     part    := source                   the text values a source names (every string in it)
              | "terms(" from ")"        the key terms of those texts (grounding.words.terms)
     from    := source | "request"       "request": the learner's request
@@ -59,6 +60,8 @@ def parse_choices(text: str) -> tuple[Part, ...]:
     Raises:
         ValueError: a part is neither a source nor ``terms(...)``; the message quotes it.
     """
+    if not text.strip():  # the tools offer no values for the field: it stays empty
+        return ()
     parts: list[Part] = []
     for raw in text.split("+"):
         piece = raw.strip()

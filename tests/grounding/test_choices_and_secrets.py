@@ -61,6 +61,7 @@ def test_a_declaration_parses_into_sources_and_terms_and_a_bad_one_is_named() ->
     ]
     with pytest.raises(ValueError, match="'request': the request is a text"):
         parse_choices("read_note:title + request")
+    assert parse_choices(" ") == ()  # no tool offers a value: the field stays empty
     with pytest.raises(ValueError, match="'terms' is not a source"):
         parse_choices("terms")
 
