@@ -84,9 +84,17 @@ def shows_secret(text: str, secrets: Sequence[str]) -> bool:
     return any(find_whole(secret, text) for secret in secrets)
 
 
+SHOWN_INITIAL_FROM = 3
+"""Letters and digits a secret needs before its mask shows its first one (``M_____``): the
+first of ``O`` or ``Cu`` would be all or half of the answer."""
+
+
 def mask(text: str) -> str:
-    """Return ``text`` with every letter and digit after the first blanked (``M_____``)."""
-    return text[:1] + "".join("_" if c.isalnum() else c for c in text[1:])
+    """Return ``text`` with its letters and digits blanked, all but the first of a long one."""
+    blank = "".join("_" if c.isalnum() else c for c in text)
+    if sum(c.isalnum() for c in text) < SHOWN_INITIAL_FROM:
+        return blank
+    return text[:1] + blank[1:]
 
 
 def masked(text: str, secrets: Sequence[str]) -> str:

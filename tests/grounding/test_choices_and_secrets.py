@@ -138,6 +138,7 @@ def test_secrets_are_read_from_the_declared_fields_and_masked_whole_word() -> No
     assert clean == {"question": "Is it M_____?", "hint": "Starts with M", "tags": ["m_____"]}
     assert where == ["question", "tags[0]"]
     assert secret_values({"get_card": ("back",)}, []) == ()
+    assert masked("It is O, or Cu.", ("O", "Cu")) == "It is _, or __."  # no initial of a short one
     # an answer in a sentence: the words the card's question lacks are secret on their own
     sentence = ok(
         "get_card",
