@@ -96,7 +96,7 @@ def _described(
     for name in fields:
         text, description = answer.get(name), schema.model_fields[name].description
         if isinstance(text, str) and description and _bare(text) == _bare(description):
-            notes.append(f"{name}: replaced, it repeated the field's description")
+            notes.append(f"{name}: it only repeated the field's description")
     return notes
 
 

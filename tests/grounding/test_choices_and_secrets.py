@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from noema_graph.claims.extract import claims_in
 from noema_graph.grounding.checks import AnswerData, checked_answer, data_sentence
 from noema_graph.grounding.choices import (
     candidates,
@@ -188,7 +189,7 @@ def test_the_checks_run_in_order_and_note_each_change() -> None:
     described = {"topics": [], "focus": "", "summary": "a sentence", "count": 2}
     checked, notes = checked_answer(described, data, [card])  # the schema's words, copied
     assert checked["summary"] == "count 2."
-    assert notes == ["summary: replaced, it repeated the field's description"]
+    assert notes == ["summary: it only repeated the field's description"]
     text, where = checked_answer("The answer is madrid.", data, [card])
     assert text == "The answer is m_____." and where == [
         "answer: masked a secret of a tool result (secret_fields)"
@@ -197,3 +198,22 @@ def test_the_checks_run_in_order_and_note_each_change() -> None:
         data_sentence({"retention": 0.85693, "lapses": 187}, None) == "retention 0.857, lapses 187."
     )
     assert data_sentence({"retention": 0.5}, 5) == ""
+
+
+def test_the_check_notes_claim_no_action() -> None:
+    # the notes are trace thoughts: the claim detector must not read them as an unbacked write
+    data = AnswerData(
+        schema=Report,
+        filled={},
+        opened=(),
+        choices={"topics": ()},
+        secrets=("Madrid",),
+        examples=EXAMPLES,
+        allowed=[],
+    )
+    answer = {"topics": ["x"], "focus": "Madrid", "summary": "A sentence.", "count": 0}
+    _, notes = checked_answer(answer, data, [])
+    answer["summary"] = "Roman numerals"
+    _, more = checked_answer(answer, data, [])
+    assert len({n.split(":")[1][:8] for n in [*notes, *more]}) == 4  # each kind of note
+    assert [claims_in(f"Answer check: {n}") for n in [*notes, *more]] == [[]] * 6
