@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from noema_graph.errors import ConfigurationError, NoemaError
+from noema_graph.grounding.choices import choices_problem, parse_choices
 from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
@@ -210,6 +211,17 @@ class AgentConfig(BaseModel):
         "writes the rest: field -> template (noema_graph.grounding.openings), e.g. "
         "{'advice': 'You are {compute_calibration:direction}: ...'}.",
     )
+    answer_choices: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Text and list fields the model writes whose entries are chosen from the "
+        "run's data: field -> choices (noema_graph.grounding.choices), e.g. {'key_concepts': "
+        "'get_chunks:source.title + terms(get_chunks:chunks.*.text)'}.",
+    )
+    secret_fields: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict[str, tuple[str, ...]],
+        description="Per tool, the fields of its result the learner must not be shown "
+        "(e.g. {'get_card': ('back',)}); they are masked in every text of the answer.",
+    )
     check_claims: bool = Field(
         default=False,
         description="Check the answer and thoughts for claimed effects (created, flagged, "
@@ -238,10 +250,14 @@ class AgentConfig(BaseModel):
             }
         return data
 
-    @field_validator("answer_sources", "answer_openings")
+    @field_validator("answer_sources", "answer_openings", "answer_choices")
     @classmethod
     def _sources_parse(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        parse = parse_source if info.field_name == "answer_sources" else parse_opening
+        parse = {
+            "answer_sources": parse_source,
+            "answer_openings": parse_opening,
+            "answer_choices": parse_choices,
+        }[str(info.field_name)]
         for field, text in value.items():
             try:
                 parse(text)
@@ -261,6 +277,8 @@ class AgentConfig(BaseModel):
                 raise ValueError(msg)
         if problem := opening_problem(self.answer_openings, self.answer_sources, fields):
             raise ValueError(f"answer_openings: {problem}")
+        if problem := choices_problem(self.answer_choices, self.answer_sources, fields):
+            raise ValueError(f"answer_choices: {problem}")
         return self
 
     @field_validator("output_schema")

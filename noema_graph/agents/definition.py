@@ -16,6 +16,7 @@ from pydantic import (
 
 from noema_graph.config import AgentConfig, Permission, PlannedStep
 from noema_graph.errors import ConfigurationError, InvalidValue
+from noema_graph.grounding.choices import choices_problem, parse_choices, unchosen_lists
 from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
@@ -65,6 +66,9 @@ class AgentDefinition(BaseModel):
         answer_sources: Output fields filled from tool results, never generated.
         answer_openings: Text fields whose first words are filled from tool results (see
             :mod:`~noema_graph.grounding.openings`); the model writes the rest.
+        answer_choices: Text and list fields the model writes whose entries are chosen from
+            the run's tool results and request (see :mod:`~noema_graph.grounding.choices`):
+            every list of text the model writes must have one.
         secret_fields: Per tool, the fields of its result the learner must not be shown
             (dotted paths into the result's data, e.g. a card's ``back`` for the tutor): no
             text field of an answer may contain them. The agent's answer check and the
@@ -91,6 +95,7 @@ class AgentDefinition(BaseModel):
     plan: tuple[PlannedStep, ...] = ()
     answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
     answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
+    answer_choices: dict[str, str] = Field(default_factory=dict[str, str])
     secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
 
     def __init__(self, **data: Any) -> None:
@@ -198,6 +203,28 @@ class AgentDefinition(BaseModel):
                 self._check_source(f"answer_openings.{field}", source.text)
         return self
 
+    @model_validator(mode="after")
+    def _choices_name_own_fields(self) -> AgentDefinition:
+        fields = self.output_schema.model_fields
+        if problem := choices_problem(self.answer_choices, self.answer_sources, fields):
+            raise ValueError(f"answer_choices: {problem}")
+        if free := unchosen_lists(self.answer_choices, self.answer_sources, fields):
+            msg = (
+                f"answer_choices: the list fields {free} of {self.output_schema.__name__} have "
+                "no choices; declare where their entries come from, e.g. "
+                "'terms(tool:path)' or 'tool:path'"
+            )
+            raise ValueError(msg)
+        for field, text in self.answer_choices.items():
+            try:
+                parts = parse_choices(text)
+            except ValueError as exc:
+                raise ValueError(f"answer_choices.{field}: {exc}") from None
+            for part in parts:
+                if part.source is not None:
+                    self._check_source(f"answer_choices.{field}", part.source.text)
+        return self
+
     def _check_source(self, where: str, source: str) -> None:
         if source == REQUEST:
             return
@@ -239,6 +266,8 @@ class AgentDefinition(BaseModel):
             "default_plan": self.plan,
             "answer_sources": self.answer_sources,
             "answer_openings": self.answer_openings,
+            "answer_choices": self.answer_choices,
+            "secret_fields": self.secret_fields,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

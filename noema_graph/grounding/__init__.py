@@ -8,6 +8,10 @@
 * :mod:`~noema_graph.grounding.arguments`: which tool arguments are references, the
   argument schema narrowed to seen values for a step (the embedded model's grammar), the
   values a step determines, and the check of a remote model's call against the seen values.
+* :mod:`~noema_graph.grounding.choices`, :mod:`~noema_graph.grounding.secrets`,
+  :mod:`~noema_graph.grounding.examples` and :mod:`~noema_graph.grounding.checks`: words
+  from the data: list and name fields chosen from the run's data (an enum while decoding,
+  a check after), secret tool-result fields masked, a worked example's words kept out.
 
 Depends on :mod:`noema_graph.state` only; the nodes use it.
 """

@@ -14,8 +14,11 @@ from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
+from noema_graph.grounding.checks import AnswerData, checked_answer
+from noema_graph.grounding.choices import chosen_schema, field_choices
 from noema_graph.grounding.openings import opened_fields
 from noema_graph.grounding.recovery import call_signature, last_failure
+from noema_graph.grounding.secrets import secret_values, shows_secret, unleaked
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import (
@@ -33,7 +36,13 @@ from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usa
 from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.prompts import FINAL_ANSWER, FINALIZE, nearest_example, without_examples
+from noema_graph.prompts import (
+    EXAMPLES_HEADING,
+    FINAL_ANSWER,
+    FINALIZE,
+    nearest_example,
+    without_examples,
+)
 from noema_graph.state.agent import AgentState
 from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
@@ -160,11 +169,11 @@ def _prompt(
         observations=observed,
         schema_note=note,
     )
-    # with the figures filled from the tools, an example shows the words, not figures to copy:
-    # the one whose observations read most like the run's
+    # an opened sentence goes on as the example whose observations read most like the run's
+    # does; elsewhere an example's topics and words would be copied into the answer
     instructions = (
         nearest_example(deps.config.instructions, observed)
-        if filled
+        if filled and deps.config.answer_openings
         else without_examples(deps.config.instructions)
     )
     return [system_message(instructions, system), HumanMessage(ask)]
@@ -228,14 +237,15 @@ def _finish(
     reason: StopReason | None,
     answer: tuple[Any, Usage, bool],
     seconds: float,
+    checks: Sequence[ReasoningStep] = (),
 ) -> dict[str, Any]:
     """Return finalize's update; the output is built from the state that update produces."""
     raw, usage, synthesized = answer
-    result, validated = (
-        validate_result(raw, deps.config.output_schema)
-        if reason is None
-        else (stopped_result(state, reason), None)
-    )
+    if reason is None:
+        result, validated = validate_result(raw, deps.config.output_schema)
+    else:  # a partial result shows step results: the secrets they hold are masked too
+        secrets = secret_values(deps.config.secret_fields, state.get("trace") or [])
+        result, validated = unleaked(stopped_result(state, reason), secrets)[0], None
     text = result if isinstance(result, str) else json.dumps(result, default=str)
     messages: list[Any] = _dangling(state, reason)
     if synthesized or reason is not None:
@@ -249,14 +259,14 @@ def _finish(
     )
     update: dict[str, Any] = {
         "messages": messages,
-        "trace": [step],
+        "trace": [*checks, step],
         "usage": usage,
         "elapsed_s": seconds,
     }
     penalty = 0.0
     if deps.config.check_claims:
-        claims, penalty = _claims(result, [*(state.get("trace") or []), step])
-        update["trace"] = [step, *claims]
+        claims, penalty = _claims(result, [*(state.get("trace") or []), *checks, step])
+        update["trace"] = [*checks, step, *claims]
     final = apply_update(AgentState, state, update)
     output = build_output(final, deps.config, result=result, validated=validated, reason=reason)
     if penalty:
@@ -304,6 +314,8 @@ def _answer(
         rest = remaining_schema(schema, filled, openings)
         if rest is None:  # every field comes from the tools: nothing to write
             return (dict(filled), Usage(), True)
+        # chosen fields admit only the data's candidates: an enum the grammar enforces
+        rest = chosen_schema(rest, answer_data(state, deps).choices)
         # an opened field's first words are in the schema (its pattern), not the prompt: a
         # grammar forces them, structured output honours them, merged lays them over
         prompt = _prompt(state, deps, filled, rest)
@@ -321,6 +333,44 @@ def _answer(
     if single is not None:
         return (single, Usage(), False)
     return (partial_result(state.get("plan")), Usage(), False)
+
+
+def answer_data(state: AgentState, deps: AgentDeps) -> AnswerData:
+    """Return what the run's answer is checked against (grounding.checks)."""
+    trace, config = state.get("trace") or [], deps.config
+    request = latest_request(state.get("messages", []))
+    secrets = secret_values(config.secret_fields, trace)
+    schema = config.output_schema
+    choices = (
+        field_choices(
+            config.answer_choices, schema, trace, request, lambda t: shows_secret(t, secrets)
+        )
+        if schema is not None
+        else {}
+    )
+    _, heading, examples = config.instructions.partition(EXAMPLES_HEADING)
+    allowed = [request, without_examples(config.instructions)]
+    if schema is not None:
+        allowed.append(json.dumps(schema.model_json_schema()))
+    return AnswerData(
+        schema=schema,
+        filled=sourced_fields(config.answer_sources, trace),
+        opened=tuple(config.answer_openings),
+        choices=choices,
+        secrets=secrets,
+        examples=examples if heading else "",
+        allowed=allowed,
+    )
+
+
+def _checked(
+    state: AgentState, deps: AgentDeps, answer: tuple[Any, Usage, bool]
+) -> tuple[tuple[Any, Usage, bool], list[ReasoningStep]]:
+    """Return the answer after grounding's checks, and a trace step per change they made."""
+    value, usage, synthesized = answer
+    value, notes = checked_answer(value, answer_data(state, deps), state.get("trace") or [])
+    steps = [ReasoningStep(kind="thought", thought=f"Answer check: {note}") for note in notes]
+    return (value, usage, synthesized), steps
 
 
 def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
@@ -343,7 +393,8 @@ def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps
             )
             state = {**state, "llm_error": str(exc)} if code == "llm_error" else state
             answer, reason = (partial_result(state.get("plan")), Usage(), False), code
-    update = _finish(state, deps, reason, answer, took[0])
+    answer, checks = _checked(state, deps, answer)
+    update = _finish(state, deps, reason, answer, took[0], checks)
     if reason == "llm_error":
         update["llm_error"] = state.get("llm_error")
     return update
