@@ -1084,7 +1084,8 @@ def _governance(facts: Facts) -> Iterator[Item]:
             "es-sweep-1",
             "ada",
             ["spanish", "indirect"],
-            "Revisa toda mi colección y marca las tarjetas defectuosas.",
+            "Sospecho que hay tarjetas mal hechas en algún rincón de mi colección: que no se"
+            " quede ninguna sin marcar.",
             lambda: _sweep(facts),
         ),
         (
