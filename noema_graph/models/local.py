@@ -70,6 +70,8 @@ _INSTALL_HINT = (
 _READY_TIMEOUT_S = 30.0
 THREADS_ENV = "NOEMA_LOCAL_THREADS"
 """Environment variable that sets the local server's thread count."""
+LLAMA_OPTIONS = ("n_batch", "n_ubatch", "flash_attn_type", "cache_type_k", "cache_type_v")
+"""llama.cpp settings a :class:`LocalModelServer` takes over llama.cpp's defaults."""
 PROMPT_CACHE_ENV = "NOEMA_PROMPT_CACHE"
 """Environment variable naming the folder of saved prompt prefixes (``off``: none)."""
 _OFF = frozenset({"off", "0", "none", "false", "no"})
@@ -178,6 +180,9 @@ class LocalModelServer:
         model_name: Name the server answers to and reports.
         cache_folder: Folder of saved prompt prefixes (llama.cpp's ``slot_save_path``);
             None for no saved prefixes.
+        options: llama.cpp settings of :data:`LLAMA_OPTIONS` (xllamacpp ``CommonParams``
+            fields and values) over llama.cpp's defaults; ``bench/bench_settings.py``
+            measures them.
     """
 
     def __init__(
@@ -188,7 +193,14 @@ class LocalModelServer:
         n_threads: int | None = None,
         model_name: str = LOCAL_MODEL_NAME,
         cache_folder: Path | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        unknown = sorted(set(options or {}) - set(LLAMA_OPTIONS))
+        if unknown:
+            raise ConfigurationError(
+                "options", f"unknown llama.cpp settings {unknown}", fix=f"use {LLAMA_OPTIONS}"
+            )
+        self.options = dict(options or {})
         self._model_path = model_path
         self.cache_folder = cache_folder
         self.prefix_cache: PrefixCache | None = None
@@ -305,6 +317,8 @@ class LocalModelServer:
         params.verbosity = -1
         params.cpuparams.n_threads = self.n_threads
         params.cpuparams_batch.n_threads = self.n_threads
+        for name, value in self.options.items():
+            setattr(params, name, value)
         if self.cache_folder is not None:
             params.slot_save_path = f"{self.cache_folder}{os.sep}"
         started = time.perf_counter()
