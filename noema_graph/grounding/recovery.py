@@ -31,8 +31,10 @@ def _tool_steps(trace: Sequence[ReasoningStep]) -> list[ReasoningStep]:
 
 def last_failure(trace: Sequence[ReasoningStep]) -> ReasoningStep | None:
     """Return the latest tool step when it failed, else None."""
-    steps = _tool_steps(trace)
-    return steps[-1] if steps and steps[-1].status == "error" else None
+    for step in reversed(trace):
+        if step.kind == "tool" and step.action is not None:
+            return step if step.status == "error" else None
+    return None
 
 
 def pending_fix(trace: Sequence[ReasoningStep]) -> dict[str, Any] | None:

@@ -44,6 +44,7 @@ from noema_graph.nodes.common import ctx
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.prompts import stable_prefix
 from noema_graph.state.models import Usage
+from noema_graph.state.reducers import fold_items
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +87,21 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
 
 
 def used_call_ids(messages: Iterable[Any]) -> set[str]:
-    """Return the tool-call ids of the AI messages among ``messages`` (the thread so far)."""
-    return {str(c.get("id")) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    """Return the tool-call ids of the AI messages among ``messages`` (the thread so far).
+
+    On a history the reducers returned, the ids are folded as it grows, not rescanned.
+    """
+    if isinstance(messages, Sequence):
+        return set(fold_items(messages, "call_ids", set[str], _add_call_ids, set))
+    ids: set[str] = set()
+    for message in messages:
+        _add_call_ids(ids, message)
+    return ids
+
+
+def _add_call_ids(ids: set[str], message: Any) -> None:
+    if isinstance(message, AIMessage):
+        ids.update(str(c.get("id")) for c in message.tool_calls)
 
 
 def as_ai_message(response: Any, used: Collection[str] = ()) -> AIMessage:

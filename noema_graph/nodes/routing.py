@@ -281,6 +281,16 @@ def route_after_tools(
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
+def _add_human(latest: list[str], message: Any) -> None:
+    if isinstance(message, HumanMessage):
+        latest[0] = message.text
+
+
+def latest_human_text(messages: Sequence[Any]) -> str:
+    """Return the text of the last human message (folded as the history grows, not rescanned)."""
+    return fold_items(messages, "latest_human", lambda: [""], _add_human, list)[0]
+
+
 def _add_result(seen: Seen, step: ReasoningStep) -> None:
     """Fold one trace step into ``seen``: a successful call's arguments and result."""
     if step.kind == "tool" and step.status == "ok" and step.action is not None:
@@ -336,8 +346,7 @@ def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> di
     :func:`~noema_graph.grounding.recovery.failed_calls`). Empty ones are left out. Both are
     folded as the trace grows (:func:`seen_so_far`, :func:`failed_so_far`), not recomputed.
     """
-    messages = state.get("messages") or []
-    request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    request = latest_human_text(state.get("messages") or [])
     trace = state.get("trace") or ()
     seen = seen_so_far(request, trace)
     kinds: dict[str, list[Any]] = {kind: list(values) for kind, values in seen.ids.items()}

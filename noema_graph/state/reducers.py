@@ -188,7 +188,10 @@ def merge_messages(
     :class:`History`) is not checked again.
     """
     trusted = _checked(current)
-    merged = History(current or [])
+    # while writes only append, the history keeps the fold snapshots of the one it grew from
+    merged = (
+        History(trusted, folds=trusted.folds) if trusted is not None else History(current or [])
+    )
     known: set[str | None] | None = None  # ids in merged, kept while writes only append
     if trusted is not None and trusted.ids is not None:
         known = set(trusted.ids)
@@ -202,7 +205,7 @@ def merge_messages(
             merged.extend(new)
             known.update(m.id for m in new)
         else:
-            merged = History(add_messages(merged, new))  # type: ignore[arg-type]
+            merged = History(add_messages(merged, new))  # type: ignore[arg-type]  # new folds
             known = None
     return merged.seal(known if known is not None else set(map(_ID, merged)))
 

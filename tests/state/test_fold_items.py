@@ -66,3 +66,24 @@ def test_a_pickled_trace_keeps_its_steps_not_its_snapshots() -> None:
     Counter().fold(trace)
     again = copy.deepcopy(trace)
     assert isinstance(again, History) and list(again) == list(trace) and again.folds == {}
+
+
+def test_a_message_history_keeps_its_folds_while_writes_only_append() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
+    from noema_graph.nodes.llm import used_call_ids
+    from noema_graph.nodes.routing import latest_human_text
+    from noema_graph.state.reducers import merge_messages
+
+    history = merge_messages(None, [[HumanMessage("first", id="h1")]])
+    assert latest_human_text(history) == "first"
+    call = AIMessage("", id="a1", tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
+    history = merge_messages(history, [[call]])
+    assert used_call_ids(history) == {"c1"} and latest_human_text(history) == "first"
+    grown = merge_messages(history, [[HumanMessage("second", id="h2")]])
+    assert isinstance(grown, History) and grown.folds is history.folds
+    assert latest_human_text(grown) == "second" and latest_human_text(history) == "first"
+    removed = merge_messages(grown, [[RemoveMessage(id="h2")]])
+    assert removed.folds is not grown.folds  # a removal starts the folds afresh
+    assert latest_human_text(removed) == "first"
+    assert used_call_ids(removed) == {"c1"}
