@@ -148,16 +148,16 @@ def fold_items(
     Routers read facts of the whole trace at every group of tool calls (the ids seen, the
     calls that failed); recomputing them from every earlier tool result made a run's
     framework cost quadratic in its iterations. On a :class:`History` the fold resumes from
-    the longest snapshot of a prefix of ``items`` (same length, the same last item object),
-    so each item is added once however often it is read: linear. ``add`` updates the
-    accumulator in place; a snapshot's accumulator is never changed (it is ``copy``-ed
-    before it grows), so the value returned must be treated as read-only. On any other
-    sequence it is a plain fold.
+    the longest snapshot of a prefix of ``items`` (same length, the same or an equal last
+    item: :func:`_same`), so each item is added once however often it is read: linear.
+    ``add`` updates the accumulator in place; a snapshot's accumulator is never changed (it
+    is ``copy``-ed before it grows), so the value returned must be treated as read-only. On
+    any other sequence it is a plain fold.
     """
     memo = items.folds if isinstance(items, History) else None
     done, base = 0, None
     for count, last, value in memo.get(key, ()) if memo is not None else ():
-        if done < count <= len(items) and items[count - 1] is last:
+        if done < count <= len(items) and _same(items[count - 1], last):
             done, base = count, value
     if base is not None and done == len(items):
         return base
@@ -168,6 +168,16 @@ def fold_items(
         kept = memo.get(key, [])[-(FOLD_SNAPSHOTS - 1) :]
         memo[key] = [*kept, (len(items), items[-1], value)]
     return value
+
+
+def _same(item: Any, last: Any) -> bool:
+    """Whether ``item`` is the item a snapshot ended with: the same object, or an equal one.
+
+    LangGraph applies a node's writes to the channel and again to each copy it routes on;
+    the trace reducer numbers each application's steps into new (equal) objects, so a
+    snapshot taken on a copy ends with an equal step, not the same one.
+    """
+    return item is last or (type(item) is type(last) and item == last)
 
 
 def _checked(values: Sequence[Any] | None) -> History | None:

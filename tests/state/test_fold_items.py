@@ -87,3 +87,15 @@ def test_a_message_history_keeps_its_folds_while_writes_only_append() -> None:
     assert removed.folds is not grown.folds  # a removal starts the folds afresh
     assert latest_human_text(removed) == "first"
     assert used_call_ids(removed) == {"c1"}
+
+
+def test_a_fold_resumes_on_the_copy_langgraph_applies_the_same_writes_to() -> None:
+    counter = Counter()
+    trace = append_steps(None, [[thought("a")]])
+    for i in range(20):
+        write = [thought(f"t{i}")]
+        routed = append_steps(copy.copy(trace), [write])  # the copy a router reads
+        trace = append_steps(trace, [write])  # the channel itself: equal, not the same, steps
+        assert routed[-1] is not trace[-1] and routed[-1] == trace[-1]
+        assert counter.fold(routed) == counter.fold(trace)
+    assert len(counter.added) == 21  # each step once, whichever history was read first
