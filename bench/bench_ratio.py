@@ -2,7 +2,8 @@
 
 Usage:
     PYTHONPATH=$PWD .venv/bin/python bench/bench_ratio.py [--runs 5] [--quick]
-        [--scenarios plain,compaction,threads,sqlite,async] [--out results.json]
+        [--scenarios plain,compaction,threads,sqlite,async] [--sizes 10,200,1000]
+        [--out results.json]
     PYTHONPATH=$PWD .venv/bin/python bench/bench_ratio.py --profile 200 [--profile-sqlite]
 
 Both agents get the same zero-latency scripted chat model (``bench/zero_latency.py``: N
@@ -368,7 +369,7 @@ def _sqlite_group(n: int) -> Group:
     return Group("sqlite", n, runs, tuple(rows))
 
 
-def groups(quick: bool, scenarios: set[str]) -> list[Group]:
+def groups(quick: bool, scenarios: set[str], sizes: tuple[int, ...] = ()) -> list[Group]:
     big = 50 if quick else 200
     chosen: list[Group] = []
     if "plain" in scenarios:
@@ -379,7 +380,7 @@ def groups(quick: bool, scenarios: set[str]) -> list[Group]:
         }
         chosen += [
             Group("plain", n, runs, (PLAIN_ROW, NO_BUDGET_ROW))
-            for n in ((10, 50) if quick else (10, 50, 200))
+            for n in (sizes or ((10, 50) if quick else (10, 50, 200)))
         ]
     if "compaction" in scenarios:
         runs = {"noema 8k": noema_plain_default_window, "prebuilt": prebuilt_plain}
@@ -481,6 +482,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="repetitions of each side (5)")
     parser.add_argument("--quick", action="store_true", help="1 run, N <= 50, a smoke test")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
+    parser.add_argument(
+        "--sizes", default="", help="iteration counts of the plain scenario (10,50,200)"
+    )
     parser.add_argument("--out", type=Path, help="write the samples and ratios as JSON here")
     parser.add_argument("--profile", type=int, metavar="N", help="profile one noema run")
     parser.add_argument("--profile-sqlite", action="store_true", help="profile on SQLite")
@@ -502,7 +506,11 @@ def main() -> None:
     print(", ".join(f"{k}: {v}" for k, v in env.items()) + "\n")
     print(HEADER, flush=True)
     rows: list[Row] = []
-    for group in groups(args.quick, scenarios):
+    try:
+        sizes = tuple(int(n) for n in args.sizes.split(",") if n.strip())
+    except ValueError:
+        parser.error(f"--sizes takes comma-separated iteration counts, got {args.sizes!r}")
+    for group in groups(args.quick, scenarios, sizes):
         measured = measure(group, runs)
         print("\n".join(r.line() for r in measured), flush=True)
         rows += measured

@@ -84,6 +84,19 @@ def without_examples(instructions: str) -> str:
     return head.rstrip() if found else instructions
 
 
+def stable_prefix(instructions: str) -> str:
+    """Return what every prompt of an agent with ``instructions`` opens with.
+
+    Each node's system message is the instructions, stripped, then the node's own text
+    (:func:`noema_graph.nodes.common.system`); the answer prompt keeps the instructions only
+    up to :data:`EXAMPLES_HEADING` (and at most the one example chosen for the run after it).
+    So the instructions before the examples are the prefix every run of the agent shares,
+    whatever its request, learner or chosen example: the part the embedded model's saved
+    prompt cache holds (:mod:`noema_graph.models.prefix_cache`).
+    """
+    return without_examples(instructions).strip()
+
+
 _EXAMPLE_START = re.compile(r"\n\s*\n(?=Example \d+:)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
 _FIRST_LINE = re.compile(r"^Example \d+:")

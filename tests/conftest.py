@@ -46,6 +46,14 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
     return _real_connect(self, address)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _prompt_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the embedded model's saved prompt prefixes in the session's temporary folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NOEMA_PROMPT_CACHE", str(tmp_path_factory.mktemp("prompt-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Block every non-loopback connection, real provider keys and a database URL."""

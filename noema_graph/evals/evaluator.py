@@ -66,6 +66,12 @@ class ItemResult(BaseModel):
     tokens: int = 0
     cost_usd: float | None = None
     seconds: float | None = None
+    prompt_tokens_processed: int | None = Field(
+        default=None, description="Prompt tokens the model processed (not served from a cache)."
+    )
+    prompt_tokens_cached: int | None = Field(
+        default=None, description="Prompt tokens the model server's cache served."
+    )
     missing: bool = Field(default=False, description="No trajectory was given for the item.")
     passed: bool | None = Field(
         default=None,
@@ -314,6 +320,8 @@ class TrajectoryEvaluator:
             tokens=trajectory.usage.total_tokens,
             cost_usd=trajectory.usage.cost_usd,
             seconds=_seconds(trajectory),
+            prompt_tokens_processed=trajectory.metadata.get("prompt_tokens_processed"),
+            prompt_tokens_cached=trajectory.metadata.get("prompt_tokens_cached"),
         )
 
     def evaluate(

@@ -21,7 +21,9 @@ from typing import Any
 
 import httpx
 import openai
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
+from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
 from noema_graph.errors import ConfigurationError, NoemaError
@@ -105,6 +107,25 @@ def tool_specs(agent: str) -> list[dict[str, Any]]:
     ]
 
 
+class PromptTokens(BaseCallbackHandler):
+    """Counts a run's prompt tokens and those the model server's cache served.
+
+    The server reports the served ones as ``prompt_tokens_details.cached_tokens`` (llama.cpp
+    and OpenAI do); the rest it processed.
+    """
+
+    def __init__(self) -> None:
+        self.prompt = 0
+        self.cached = 0
+
+    def on_llm_end(self, response: LLMResult, **_: Any) -> None:
+        """Add one model call's prompt and cached tokens."""
+        usage = (response.llm_output or {}).get("token_usage") or {}
+        details = usage.get("prompt_tokens_details") or {}
+        self.prompt += int(usage.get("prompt_tokens") or 0)
+        self.cached += int(details.get("cached_tokens") or 0)
+
+
 def copy_store(master: Path, target: Path) -> None:
     """Copy the SQLite store ``master`` to ``target`` (consistent, through the backup API)."""
     source = sqlite3.connect(master)
@@ -143,7 +164,8 @@ def run_item(
     started = time.perf_counter()
     with sqlite_checkpointer(workdir / f"{slug}.runs.sqlite") as saver:
         graph = get_graph(agent, model=model, checkpointer=saver, db=store, overrides=overrides)
-        config: RunnableConfig = {"configurable": {"thread_id": slug}}
+        tokens = PromptTokens()
+        config: RunnableConfig = {"configurable": {"thread_id": slug}, "callbacks": [tokens]}
         inputs = {"messages": [("user", item.input)]}
         try:
             graph.invoke(inputs, config, context=RunContext(user_id=learner.name))
@@ -159,6 +181,8 @@ def run_item(
         "agent": agent,
         "item_id": item.id,
         "wall_s": round(wall, 3),
+        "prompt_tokens_processed": tokens.prompt - tokens.cached,
+        "prompt_tokens_cached": tokens.cached,
         "tools": tool_specs(agent),
         "store_changes": [c.model_dump() for c in changes[:CHANGES_KEPT]],
         "store_changes_total": len(changes),
@@ -181,12 +205,17 @@ def run_items(
 ) -> Iterator[tuple[EvalItem, Trajectory]]:
     """Run every item (``concurrency`` at a time); yield ``(item, trajectory)`` as each ends.
 
+    Items of one agent run back to back (a stable grouping, agents in order of first
+    appearance): the model server's prompt cache then still holds the agent's prompt.
+
     Raises:
         ConfigurationError: ``concurrency`` is below 1, or an item names no agent.
     """
     if concurrency < 1:
         raise ConfigurationError("concurrency", f"must be at least 1, got {concurrency}")
     jobs = [(item, item_agent(item, agent)) for item in items]
+    first = {name: index for index, (_, name) in reversed(list(enumerate(jobs)))}
+    jobs.sort(key=lambda job: first[job[1]])
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         futures = {
             pool.submit(

@@ -31,8 +31,10 @@ def _tool_steps(trace: Sequence[ReasoningStep]) -> list[ReasoningStep]:
 
 def last_failure(trace: Sequence[ReasoningStep]) -> ReasoningStep | None:
     """Return the latest tool step when it failed, else None."""
-    steps = _tool_steps(trace)
-    return steps[-1] if steps and steps[-1].status == "error" else None
+    for step in reversed(trace):
+        if step.kind == "tool" and step.action is not None:
+            return step if step.status == "error" else None
+    return None
 
 
 def pending_fix(trace: Sequence[ReasoningStep]) -> dict[str, Any] | None:
@@ -77,17 +79,25 @@ def failed_calls(
     Tools in ``read_only`` change no data, so their successful calls clear nothing.
     """
     failed: dict[str, dict[str, Any]] = {}
-    for step in _tool_steps(trace):
-        assert step.action is not None
-        if step.status == "ok":
-            if step.action.tool not in read_only:
-                failed.clear()
-            continue
-        failed[call_signature(step.action.tool, step.action.input)] = {
-            "error": (step.observation or "")[:500],
-            "fix": step.fix,
-        }
+    for step in trace:
+        add_failure(failed, step, read_only)
     return failed
+
+
+def add_failure(
+    failed: dict[str, dict[str, Any]], step: ReasoningStep, read_only: Container[str] = ()
+) -> None:
+    """Fold one trace step into ``failed`` (:func:`failed_calls`, one step at a time)."""
+    if step.kind != "tool" or step.action is None:
+        return
+    if step.status == "ok":
+        if step.action.tool not in read_only:
+            failed.clear()
+        return
+    failed[call_signature(step.action.tool, step.action.input)] = {
+        "error": (step.observation or "")[:500],
+        "fix": step.fix,
+    }
 
 
 def repeated_failure_text(tool: str, previous: dict[str, Any]) -> str:

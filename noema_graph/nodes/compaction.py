@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from noema_graph.models.context import compact_messages, count_tokens
+from noema_graph.models.context import (
+    compact_messages,
+    count_tokens,
+    estimate_tokens,
+    has_offline_counter,
+)
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.state.models import ReasoningStep
 
@@ -49,8 +54,11 @@ def fit_context(
     window = deps.profile.context_window
     budget = window - answer_reserve(window)
 
-    def count(messages: Sequence[BaseMessage]) -> int:
+    def own_count(messages: Sequence[BaseMessage]) -> int:
         return count_tokens(messages, deps.model)
+
+    # the estimate is a sum over messages: compaction then recounts only what it changed
+    count = own_count if has_offline_counter(deps.model) else estimate_tokens
 
     before = count(prompt)
     if before <= budget:

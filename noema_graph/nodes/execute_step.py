@@ -191,6 +191,22 @@ def build_prompt(
     return [system_message(deps.config.instructions, system), *messages]
 
 
+def step_prefix(prompt: Sequence[BaseMessage], deps: AgentDeps) -> str | None:
+    """Return the ReAct step prompt's stable prefix: its system message up to the tools.
+
+    The agent's whole instructions (worked examples included) and the opening of
+    :data:`~noema_graph.prompts.REACT`; the tools come after it (their argument schemas are
+    narrowed to the values the run has seen), then the request. None for the other protocol
+    (its default, the instructions before the examples, applies).
+    """
+    if deps.protocol != "react" or not prompt:
+        return None
+    opening = REACT.text.partition("${tools}")[0].replace("${agent_name}", deps.config.name)
+    text = prompt[0].text
+    at = text.find(opening)
+    return text[: at + len(opening)].rstrip() if at >= 0 else None
+
+
 def _react_message(
     message: AIMessage, trace: list[ReasoningStep], *, actions: bool
 ) -> tuple[AIMessage, str]:
@@ -319,7 +335,9 @@ def execute_step(
                 response: Any = planned_call_message(step, call)
             else:
                 model = _step_model(state, deps, tools, schemas)
-                response = yield from call_model(model, prompt, runtime, deps)
+                response = yield from call_model(
+                    model, prompt, runtime, deps, prefix=step_prefix(prompt, deps)
+                )
         except LLMError as exc:
             response = exc
         except Cancelled:

@@ -48,6 +48,9 @@ from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
 from noema_graph.state.reducers import apply_update
 
+ANSWER_REQUEST = "\nRequest: "
+"""Where the answer's system message (:data:`~noema_graph.prompts.FINALIZE`) names the request."""
+
 # Limits that no longer matter once the work is done. After max_iterations the final answer
 # may still be written by the model (finalize is not an iteration); after a time or money
 # budget ran out it is composed from the step results without another call.
@@ -177,6 +180,21 @@ def _prompt(
         else without_examples(deps.config.instructions)
     )
     return [system_message(instructions, system), HumanMessage(ask)]
+
+
+def answer_prefix(prompt: Sequence[BaseMessage], agent_name: str) -> str | None:
+    """Return the answer prompt's stable prefix: its system message up to the request.
+
+    That is the agent's instructions (with the one worked example chosen for the run, one
+    of the agent's own) and the answer's instructions, the opening of
+    :data:`~noema_graph.prompts.FINALIZE`: nothing of the request, the learner or the
+    observations, so the embedded model's saved prefix of it serves every run that picks
+    the same example (:mod:`noema_graph.models.prefix_cache`).
+    """
+    opening = FINALIZE.text.partition(ANSWER_REQUEST)[0].replace("${agent_name}", agent_name)
+    text = prompt[0].text if prompt else ""
+    at = text.find(opening)
+    return text[: at + len(opening)] if at >= 0 else None
 
 
 def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bool | None]:
@@ -320,14 +338,29 @@ def _answer(
         # grammar forces them, structured output honours them, merged lays them over
         prompt = _prompt(state, deps, filled, rest)
         value, used, _ = yield from ask_structured(
-            deps.model, rest, prompt, runtime, deps, attempts=2
+            deps.model,
+            rest,
+            prompt,
+            runtime,
+            deps,
+            attempts=2,
+            prefix=answer_prefix(prompt, deps.config.name),
         )
         fallback = single or partial_result(state.get("plan"))
         answer = merged(value, filled, openings, schema) if value is not None else fallback
         return (answer, used, True)
     if may_call and single is None:
+        prompt = _prompt(state, deps)
         message = as_ai_message(
-            (yield from call_model(deps.model, _prompt(state, deps), runtime, deps))
+            (
+                yield from call_model(
+                    deps.model,
+                    prompt,
+                    runtime,
+                    deps,
+                    prefix=answer_prefix(prompt, deps.config.name),
+                )
+            )
         )
         return (message.text, usage_of(message, deps), True)
     if single is not None:

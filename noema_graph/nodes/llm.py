@@ -16,6 +16,7 @@ names, arguments, usage counts, content, values the checkpointer cannot write) a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -35,11 +36,15 @@ from pydantic import BaseModel, ValidationError
 from noema_graph.effects import Steps, bounded
 from noema_graph.errors import LLMError, NoemaError, TransientModelError
 from noema_graph.models.failures import is_provider_error, is_transient, is_unfinished_answer
+from noema_graph.models.local import server_at
 from noema_graph.models.normalize import normalize_message, normalize_usage
 from noema_graph.models.plain import plain_model, safe_repr, safe_str
+from noema_graph.models.prefix_cache import PrefixCache
 from noema_graph.nodes.common import ctx
 from noema_graph.nodes.deps import AgentDeps
+from noema_graph.prompts import stable_prefix
 from noema_graph.state.models import Usage
+from noema_graph.state.reducers import fold_items
 
 logger = logging.getLogger(__name__)
 
@@ -82,8 +87,21 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
 
 
 def used_call_ids(messages: Iterable[Any]) -> set[str]:
-    """Return the tool-call ids of the AI messages among ``messages`` (the thread so far)."""
-    return {str(c.get("id")) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    """Return the tool-call ids of the AI messages among ``messages`` (the thread so far).
+
+    On a history the reducers returned, the ids are folded as it grows, not rescanned.
+    """
+    if isinstance(messages, Sequence):
+        return set(fold_items(messages, "call_ids", set[str], _add_call_ids, set))
+    ids: set[str] = set()
+    for message in messages:
+        _add_call_ids(ids, message)
+    return ids
+
+
+def _add_call_ids(ids: set[str], message: Any) -> None:
+    if isinstance(message, AIMessage):
+        ids.update(str(c.get("id")) for c in message.tool_calls)
 
 
 def as_ai_message(response: Any, used: Collection[str] = ()) -> AIMessage:
@@ -144,6 +162,31 @@ def request_options(runnable: Any, deadline: float | None) -> dict[str, Any]:
     return {"timeout": max(deadline - time.monotonic(), 0.001)}
 
 
+def prefix_cache_of(runnable: Any) -> PrefixCache | None:
+    """Return the saved-prefix cache of the embedded server ``runnable`` calls, if any."""
+    model = chat_model_of(runnable)
+    server = server_at(getattr(model, "openai_api_base", None)) if model is not None else None
+    return server.prefix_cache if server is not None else None
+
+
+def _invoke(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], prefix: str, **options: Any
+) -> Any:
+    cache = prefix_cache_of(runnable) if prefix else None
+    if cache is not None:
+        cache.ensure(prefix)
+    return runnable.invoke(messages, **options)
+
+
+async def _ainvoke(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], prefix: str, **options: Any
+) -> Any:
+    cache = prefix_cache_of(runnable) if prefix else None
+    if cache is not None:
+        await asyncio.to_thread(cache.ensure, prefix)
+    return await runnable.ainvoke(messages, **options)
+
+
 def call_model(
     runnable: Runnable[Any, Any],
     prompt: Sequence[BaseMessage],
@@ -151,8 +194,14 @@ def call_model(
     deps: AgentDeps,
     *,
     answer_errors: tuple[type[BaseException], ...] = (),
+    prefix: str | None = None,
 ) -> Steps[Any]:
     """Call ``runnable`` once on ``prompt``; return its response.
+
+    On the embedded model, the prompt's stable prefix (``prefix``: text the system message
+    opens with that holds nothing of the request; by default
+    :func:`~noema_graph.prompts.stable_prefix` of the agent's instructions) is first put in
+    the server's slot from its saved file (:mod:`noema_graph.models.prefix_cache`).
 
     Raises:
         TransientModelError: A transient failure while attempts remain (LangGraph retries).
@@ -163,11 +212,12 @@ def call_model(
     messages = list(prompt)
     context = ctx(runtime)
     options = request_options(runnable, context.deadline)
+    prefix = stable_prefix(deps.config.instructions) if prefix is None else prefix
     try:
         return (
             yield bounded(
-                lambda: runnable.invoke(messages, **options),
-                lambda: runnable.ainvoke(messages, **options),
+                lambda: _invoke(runnable, messages, prefix, **options),
+                lambda: _ainvoke(runnable, messages, prefix, **options),
                 context,
             )
         )
@@ -252,18 +302,20 @@ def ask_structured(
     deps: AgentDeps,
     *,
     attempts: int,
+    prefix: str | None = None,
 ) -> Steps[tuple[BaseModel | None, Usage, list[str]]]:
     """Ask for ``schema`` up to ``attempts`` times; return (value or None, usage, errors).
 
     A reply that does not validate is sent back with the validation error, so the next
-    attempt can fix it (the question is not simply repeated).
+    attempt can fix it (the question is not simply repeated). ``prefix``: as
+    :func:`call_model`'s.
     """
     runnable = deps.structured(model, schema)
     messages, usage, errors = list(prompt), Usage(), list[str]()
     for _ in range(attempts):
         try:
             response = yield from call_model(
-                runnable, messages, runtime, deps, answer_errors=STRUCTURED_ERRORS
+                runnable, messages, runtime, deps, answer_errors=STRUCTURED_ERRORS, prefix=prefix
             )
         except NoemaError:  # a failed provider, a retry or a cancel is not a bad answer
             raise

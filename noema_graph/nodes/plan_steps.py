@@ -32,6 +32,7 @@ from noema_graph.grounding.arguments import StepArguments
 from noema_graph.grounding.sources import REQUEST
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.nodes.common import preview
+from noema_graph.nodes.routing import seen_so_far
 from noema_graph.state.models import ReasoningStep, TaskPlan, TaskStep
 
 PLANNED = "noema_planned_call"
@@ -123,7 +124,7 @@ def narrowed(
     ``seen`` is (what the request holds, what the request and the trace hold) when the
     caller has read them already.
     """
-    asked, known = seen or (seen_in(request), seen_in(request, trace))
+    asked, known = seen or (seen_in(request), seen_so_far(request, trace))
     given = _given(step, request, trace) if step is not None else {}
     keep = (set(step.args) | set(step.sources) | set(step.offer)) if step is not None else None
     return {
@@ -145,7 +146,7 @@ def planned_turn(
     """
     names = _tools(step)
     offered = [t for t in tools if t.name in names]
-    asked, seen = seen_in(request), seen_in(request, trace)
+    asked, seen = seen_in(request), seen_so_far(request, trace)
     arguments = narrowed(offered, request, trace, step, (asked, seen))
     usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
     kinds = {t.name: _anchored(t, arguments[t.name], asked) for t in usable}

@@ -8,7 +8,7 @@ a decision; nothing reads a clock, a model or a file. Every limit ends the run i
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -16,8 +16,9 @@ from langgraph.types import Send
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.grounding import seen_in
-from noema_graph.grounding.recovery import REPEATED_FAILURE, failed_calls, last_failure, pending_fix
+from noema_graph.grounding import Seen, seen_in
+from noema_graph.grounding.recovery import REPEATED_FAILURE, add_failure, last_failure, pending_fix
+from noema_graph.grounding.sources import result_data
 from noema_graph.state.models import (
     LoopGuard,
     ReasoningStep,
@@ -26,6 +27,7 @@ from noema_graph.state.models import (
     ToolTime,
     Usage,
 )
+from noema_graph.state.reducers import fold_items
 from noema_graph.tools.concurrency import next_group
 
 # Supersteps left when a router decides to stop: the node it routes to runs one superstep
@@ -279,21 +281,78 @@ def route_after_tools(
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
+def _add_human(latest: list[str], message: Any) -> None:
+    if isinstance(message, HumanMessage):
+        latest[0] = message.text
+
+
+def latest_human_text(messages: Sequence[Any]) -> str:
+    """Return the text of the last human message (folded as the history grows, not rescanned)."""
+    return fold_items(messages, "latest_human", lambda: [""], _add_human, list)[0]
+
+
+def _add_result(seen: Seen, step: ReasoningStep) -> None:
+    """Fold one trace step into ``seen``: a successful call's arguments and result."""
+    if step.kind == "tool" and step.status == "ok" and step.action is not None:
+        seen.add_json(step.action.input)
+        seen.add_json(result_data(step.action.output))
+
+
+def _copy_seen(seen: Seen) -> Seen:
+    return Seen(
+        {kind: dict(ids) for kind, ids in seen.ids.items()},
+        {kind: dict(names) for kind, names in seen.names.items()},
+    )
+
+
+def seen_so_far(request: str, trace: Sequence[ReasoningStep] = ()) -> Seen:
+    """Return :func:`~noema_graph.grounding.seen_in` of ``request`` and ``trace``, incrementally.
+
+    The trace's tool results are folded once each (:func:`~noema_graph.state.reducers.fold_items`)
+    and laid over the request's ids: the same ids, names and order as ``seen_in``, in time
+    linear in the run, not quadratic. The value returned is the caller's own.
+    """
+    found = fold_items(trace, "seen", Seen, _add_result, _copy_seen)
+    seen = seen_in(request)
+    for kind, names in found.names.items():
+        for name in names:
+            seen.add_name(kind, name)
+    for kind, ids in found.ids.items():
+        for value, label in ids.items():
+            seen.add_id(kind, value, label)
+    return seen
+
+
+def failed_so_far(
+    trace: Sequence[ReasoningStep], read_only: Container[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Return :func:`~noema_graph.grounding.recovery.failed_calls` of ``trace``, incrementally."""
+    key = ("failed", frozenset(read_only) if isinstance(read_only, Iterable) else id(read_only))
+    failed = fold_items(
+        trace,
+        key,
+        dict[str, dict[str, Any]],
+        lambda into, step: add_failure(into, step, read_only),
+        dict,
+    )
+    return dict(failed)
+
+
 def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> dict[str, Any]:
     """Return what travels with a group of calls so the tool node can refuse bad ones.
 
     ``seen``: the ids and names the run has seen (request and tool results) by kind;
     ``failed``: the calls that already failed (see
-    :func:`~noema_graph.grounding.recovery.failed_calls`). Empty ones are left out.
+    :func:`~noema_graph.grounding.recovery.failed_calls`). Empty ones are left out. Both are
+    folded as the trace grows (:func:`seen_so_far`, :func:`failed_so_far`), not recomputed.
     """
-    messages = state.get("messages") or []
-    request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    request = latest_human_text(state.get("messages") or [])
     trace = state.get("trace") or ()
-    seen = seen_in(request, trace)
+    seen = seen_so_far(request, trace)
     kinds: dict[str, list[Any]] = {kind: list(values) for kind, values in seen.ids.items()}
     for kind, names in seen.names.items():
         kinds.setdefault(kind, []).extend(names)
-    failed = failed_calls(trace, read_only)
+    failed = failed_so_far(trace, read_only)
     return {
         **({"seen": kinds, "request": request} if kinds else {}),
         **({"failed": failed} if failed else {}),

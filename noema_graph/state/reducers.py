@@ -15,7 +15,7 @@ model.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cache, partial
 from operator import attrgetter
 from typing import Any, TypeVar, get_type_hints
@@ -36,6 +36,8 @@ from pydantic import BaseModel
 from noema_graph.state.models import ReasoningStep, ToolTime, Usage
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+ItemT = TypeVar("ItemT")
+AccT = TypeVar("AccT")
 
 
 def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
@@ -93,15 +95,25 @@ class History(list[Any]):
     channel) keeps what is known.
     """
 
-    __slots__ = ("ids", "size")
+    __slots__ = ("folds", "ids", "size")
 
-    def __init__(self, items: Sequence[Any] = (), ids: set[str | None] | None = None) -> None:
-        """Hold ``items``; ``ids`` are their message ids (None: not message ids)."""
+    def __init__(
+        self,
+        items: Sequence[Any] = (),
+        ids: set[str | None] | None = None,
+        folds: dict[Hashable, list[Fold]] | None = None,
+    ) -> None:
+        """Hold ``items``; ``ids`` are their message ids (None: not message ids).
+
+        ``folds``: snapshots of running folds over the items (:func:`fold_items`), shared
+        with the history this one grew from.
+        """
         super().__init__(items)
+        self.folds: dict[Hashable, list[Fold]] = {} if folds is None else folds
         self.seal(ids)
 
     def __copy__(self) -> History:
-        return History(self, self.ids)
+        return History(self, self.ids, self.folds)
 
     def __reduce__(self) -> tuple[type[History], tuple[list[Any], set[str | None] | None]]:
         """Pickle (any protocol) and deep-copy as the items and their ids."""
@@ -115,6 +127,57 @@ class History(list[Any]):
         """Record the items as checked (and their message ``ids``); return this history."""
         self.ids, self.size = ids, len(self)
         return self
+
+
+Fold = tuple[int, Any, Any]
+"""A snapshot of a running fold: (items folded, the last of them, the accumulated value)."""
+FOLD_SNAPSHOTS = 4
+"""Snapshots kept per fold: LangGraph folds a node's writes into copies of a channel, so a
+few histories grown from the same one are read side by side."""
+
+
+def fold_items(
+    items: Sequence[ItemT],
+    key: Hashable,
+    start: Callable[[], AccT],
+    add: Callable[[AccT, ItemT], None],
+    copy: Callable[[AccT], AccT],
+) -> AccT:
+    """Return ``start()`` with ``add`` applied to each item, resuming where it last stopped.
+
+    Routers read facts of the whole trace at every group of tool calls (the ids seen, the
+    calls that failed); recomputing them from every earlier tool result made a run's
+    framework cost quadratic in its iterations. On a :class:`History` the fold resumes from
+    the longest snapshot of a prefix of ``items`` (same length, the same or an equal last
+    item: :func:`_same`), so each item is added once however often it is read: linear.
+    ``add`` updates the accumulator in place; a snapshot's accumulator is never changed (it
+    is ``copy``-ed before it grows), so the value returned must be treated as read-only. On
+    any other sequence it is a plain fold.
+    """
+    memo = items.folds if isinstance(items, History) else None
+    done, base = 0, None
+    for count, last, value in memo.get(key, ()) if memo is not None else ():
+        if done < count <= len(items) and _same(items[count - 1], last):
+            done, base = count, value
+    if base is not None and done == len(items):
+        return base
+    value = copy(base) if base is not None else start()
+    for index in range(done, len(items)):
+        add(value, items[index])
+    if memo is not None and items:
+        kept = memo.get(key, [])[-(FOLD_SNAPSHOTS - 1) :]
+        memo[key] = [*kept, (len(items), items[-1], value)]
+    return value
+
+
+def _same(item: Any, last: Any) -> bool:
+    """Whether ``item`` is the item a snapshot ended with: the same object, or an equal one.
+
+    LangGraph applies a node's writes to the channel and again to each copy it routes on;
+    the trace reducer numbers each application's steps into new (equal) objects, so a
+    snapshot taken on a copy ends with an equal step, not the same one.
+    """
+    return item is last or (type(item) is type(last) and item == last)
 
 
 def _checked(values: Sequence[Any] | None) -> History | None:
@@ -135,7 +198,10 @@ def merge_messages(
     :class:`History`) is not checked again.
     """
     trusted = _checked(current)
-    merged = History(current or [])
+    # while writes only append, the history keeps the fold snapshots of the one it grew from
+    merged = (
+        History(trusted, folds=trusted.folds) if trusted is not None else History(current or [])
+    )
     known: set[str | None] | None = None  # ids in merged, kept while writes only append
     if trusted is not None and trusted.ids is not None:
         known = set(trusted.ids)
@@ -149,7 +215,7 @@ def merge_messages(
             merged.extend(new)
             known.update(m.id for m in new)
         else:
-            merged = History(add_messages(merged, new))  # type: ignore[arg-type]
+            merged = History(add_messages(merged, new))  # type: ignore[arg-type]  # new folds
             known = None
     return merged.seal(known if known is not None else set(map(_ID, merged)))
 
@@ -177,10 +243,15 @@ def append_steps(
     Parallel tool tasks write their steps in the same superstep without knowing each other,
     so the step number is assigned here, where the order is final. Entries that arrive as
     plain dicts (state that went through JSON, e.g. a LangGraph server) are validated back,
-    in the trace so far as in the writes.
+    in the trace so far as in the writes. The new trace shares the snapshots of
+    :func:`fold_items` with the trace it grew from, so a fold over it resumes.
     """
     trusted = _checked(current)
-    merged = History(trusted if trusted is not None else coerce_all(ReasoningStep, current or []))
+    merged = (
+        History(trusted, folds=trusted.folds)
+        if trusted is not None
+        else History(coerce_all(ReasoningStep, current or []))
+    )
     for write in writes:
         for entry in write:
             step = coerce(ReasoningStep, entry)

@@ -298,3 +298,27 @@ def test_caches_do_not_keep_messages_alive() -> None:
         "a dead message's entry stayed in the cache"
     )
     assert len(context._prompts) <= context.PROMPT_MEMO_SIZE
+
+
+def test_compaction_with_the_estimate_recounts_only_what_it_changes() -> None:
+    calls: list[int] = []
+
+    def whole(messages: Sequence[BaseMessage]) -> int:  # a counter that is not the estimate
+        calls.append(len(messages))
+        return estimate_tokens(messages)
+
+    prompt: list[BaseMessage] = [SystemMessage(content="s")]
+    for i in range(40):
+        prompt += [HumanMessage(content="old " * 50), call(f"r{i}")]
+        prompt += [ToolMessage(content=LONG, tool_call_id=f"r{i}")]
+    for budget in (1, 5_000, 20_000):
+        fast = compact_messages(prompt, budget_tokens=budget, count=estimate_tokens)
+        calls.clear()
+        slow = compact_messages(prompt, budget_tokens=budget, count=whole)
+        assert [m.text for m in fast.messages] == [m.text for m in slow.messages]
+        assert fast.after_tokens == slow.after_tokens == estimate_tokens(fast.messages)
+        assert (fast.removed_count, fast.truncated_count) == (
+            slow.removed_count,
+            slow.truncated_count,
+        )
+        assert len(calls) > 2  # the other counter is asked after every change

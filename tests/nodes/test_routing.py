@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -10,7 +11,10 @@ from langgraph.types import Send
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
+from noema_graph.grounding import seen_in
+from noema_graph.grounding.recovery import failed_calls
 from noema_graph.nodes import routing
+from noema_graph.nodes.routing import failed_so_far, seen_so_far
 from noema_graph.state.models import (
     LoopGuard,
     ReasoningStep,
@@ -21,7 +25,7 @@ from noema_graph.state.models import (
     ToolTime,
     Usage,
 )
-from noema_graph.state.reducers import add_tool_time
+from noema_graph.state.reducers import add_tool_time, append_steps
 
 CONFIG = AgentConfig(
     max_iterations=10,
@@ -233,3 +237,31 @@ def test_a_cancelled_run_goes_to_finalize_without_the_model() -> None:
     abort.set()
     state = {"messages": [HumanMessage("x")]}
     assert routing.route_next(state, CONFIG, RunContext(abort=abort)) == "finalize"
+
+
+def _result(tool: str, args: dict[str, Any], data: Any, status: str = "ok") -> ReasoningStep:
+    output = {"status": "success" if status == "ok" else "error", "data": data}
+    action = ToolAction(tool=tool, input=args, output=output)
+    return ReasoningStep(kind="tool", action=action, status=status, observation="x")  # type: ignore[arg-type] -- literal
+
+
+def test_grounding_folds_the_trace_as_it_grows_with_the_same_answer_as_a_full_scan() -> None:
+    request = "Move card 5 to category 9 [learner: ada, user_id 1]"
+    writes = [
+        _result("list_categories", {}, {"categories": [{"id": 7, "name": "Geography"}]}),
+        _result("move_card", {"card_id": 5, "category_id": 55}, None, status="error"),
+        _result("search_cards", {"query": "x"}, {"cards": [{"card_id": 5, "front": "f"}]}),
+        _result("get_card", {"card_id": 12}, {"card": {"id": 12, "title": "Rome"}}),
+        _result("move_card", {"card_id": 12, "category_id": 7}, {"moved": True}),
+        _result("move_card", {"card_id": 12, "category_id": 99}, None, status="error"),
+    ]
+    trace = append_steps(None, [])
+    for step in writes:
+        trace = append_steps(trace, [[step]])
+        folded, scanned = seen_so_far(request, trace), seen_in(request, trace)
+        assert (folded.ids, folded.names) == (scanned.ids, scanned.names)
+        assert list(folded.ids) == list(scanned.ids)  # kinds in the same order
+        for read_only in ((), {"search_cards", "list_categories", "get_card"}):
+            assert failed_so_far(trace, read_only) == failed_calls(trace, read_only)
+        folded.add_id("card", 777)  # the caller's own copy: the next fold does not see it
+    assert 777 not in seen_so_far(request, trace).ids["card"]
