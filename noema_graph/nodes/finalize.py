@@ -184,6 +184,9 @@ def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bo
 
 def stopped_result(state: AgentState, reason: StopReason) -> str:
     """Return the partial result of a stopped run; a loop's names the call that kept failing."""
+    reading = state.get("reading")
+    if reason == "refused" and reading is not None and reading.refusal is not None:
+        return reading.refusal.message
     partial = partial_result(state.get("plan"))
     failed = last_failure(state.get("trace") or []) if reason == "loop_detected" else None
     if failed is None or failed.action is None:

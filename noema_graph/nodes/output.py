@@ -24,6 +24,8 @@ from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
     HookFailure,
+    Refusal,
+    RequestReading,
     ReasoningStep,
     RunInfo,
     StopReason,
@@ -50,6 +52,7 @@ STOP_MESSAGES: dict[str, str] = {
     "llm_error": "The model failed and retrying did not help.",
     "hook_error": "A pre/post-process hook failed; the run was ended.",
     "hook_veto": "A pre/post-process hook vetoed the run.",
+    "refused": "The request was refused before anything changed.",
 }
 
 
@@ -143,6 +146,11 @@ def unearned(
     return None if grounded(trace, config) else "ungrounded"
 
 
+def _refusal(state: Mapping[str, Any]) -> Refusal | None:
+    reading: RequestReading | None = state.get("reading")
+    return reading.refusal if reading is not None else None
+
+
 def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     if reason == "llm_error":
         return {"llm_error": state.get("llm_error")}
@@ -227,7 +235,11 @@ def build_output(
     nothing wrong with the result; otherwise ``error`` says why and ``outcome`` follows.
     """
     error = None
-    if reason is not None:
+    refusal = _refusal(state) if reason == "refused" else None
+    if refusal is not None:
+        details = {"candidates": list(refusal.candidates)} if refusal.candidates else None
+        error = AgentError(code=refusal.code, message=refusal.message, details=details)
+    elif reason is not None:
         error = AgentError(
             code=reason,
             message=STOP_MESSAGES[reason],
