@@ -54,10 +54,16 @@ def _tools(step: TaskStep) -> tuple[str, ...]:
 
 
 def _made(args: Mapping[str, Any], trace: Sequence[ReasoningStep], tool: str) -> bool:
-    """Return whether a successful call of ``tool`` in ``trace`` had the arguments ``args``."""
+    """Return whether a call of ``tool`` in ``trace`` had the arguments ``args``.
+
+    A failed or rejected call counts: the step does not wait on a call again.
+    """
     return any(
-        s.action is not None and all(s.action.input.get(k) == v for k, v in args.items())
-        for s in _calls_of(trace, (tool,))
+        s.kind == "tool"
+        and s.action is not None
+        and s.action.tool == tool
+        and all(s.action.input.get(k) == v for k, v in args.items())
+        for s in trace
     )
 
 
