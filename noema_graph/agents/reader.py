@@ -27,7 +27,7 @@ from noema_graph.agents.intent import OTHER, QUESTION, IntentClassifier, classif
 from noema_graph.agents.learners import LEARNER_MARKER
 from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
 from noema_graph.grounding.arguments import references
-from noema_graph.grounding.reading import RequestReader, writes
+from noema_graph.grounding.reading import RequestReader, input_problem, writes
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.state.models import Reference, Refusal, RequestReading
 
@@ -81,6 +81,8 @@ class AgentReader:
     def __call__(self, request: str) -> RequestReading:
         """Return the reading of ``request``."""
         text = _plain(request)
+        if (problem := input_problem(text)) is not None:
+            return RequestReading(refusal=problem)
         if not language_known(text):
             return _refused(
                 "invalid_input", f"I cannot read this request; write it in {LANGUAGES}."

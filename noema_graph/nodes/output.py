@@ -185,9 +185,13 @@ def _reasoning(
 ) -> AgentReasoning:
     trace: Sequence[ReasoningStep] = state.get("trace") or []
     iterations = int(state.get("iteration") or 0)
+    decision = decision_summary(state.get("plan"), iterations, tools_used(trace), reason)
+    reading: RequestReading | None = state.get("reading")
+    if reading is not None and reading.note:  # a write left undone: say what it would be
+        decision = f"{reading.note} {decision}"
     return AgentReasoning(
         steps=[TraceStep.model_validate(s, from_attributes=True) for s in trace],
-        decision=decision_summary(state.get("plan"), iterations, tools_used(trace), reason),
+        decision=decision,
         confidence=confidence(
             trace,
             iterations=iterations,
