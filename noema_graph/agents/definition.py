@@ -91,9 +91,7 @@ class AgentDefinition(BaseModel):
     plan: tuple[PlannedStep, ...] = ()
     answer_sources: dict[str, str] = Field(default_factory=dict[str, str])
     answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
-    secret_fields: dict[str, tuple[str, ...]] = Field(
-        default_factory=dict[str, tuple[str, ...]]
-    )
+    secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""

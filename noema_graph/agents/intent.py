@@ -41,12 +41,11 @@ QUESTION_MARK = 0.01
 _FUNCTION_WORDS = frozenset(
     """
     the a an of to in on into for with and or is are be it this that my me i you please what
-    which how do does not from by at as card cards
-    le la les un une des du de dans sur pour avec et ou est sont ce cette mon ma mes je tu
-    vous quel quelle quels ne pas carte cartes fiche au aux qui que
-    el los las uno una del en con por para y o es son este esta mi mis yo tu que cual como
-    no tarjeta tarjetas al se lo
-    """.split()
+    which how do does not from by at as card cards le la les un une des du de dans sur pour
+    avec et ou est sont ce cette mon ma mes je tu vous quel quelle quels ne pas carte cartes
+    fiche au aux qui que el los las uno una del en con por para y o es son este esta mi mis
+    yo tu que cual como no tarjeta tarjetas al se lo
+    """.split()  # noqa: SIM905 -- a word list reads best as words
 )
 
 
@@ -91,7 +90,9 @@ def read_examples(path: Path = EXAMPLES) -> dict[str, dict[str, list[str]]]:
     }
 
 
-def labelled(agent: str, examples: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, list[str]]:
+def labelled(
+    agent: str, examples: Mapping[str, Mapping[str, Sequence[str]]]
+) -> dict[str, list[str]]:
     """Return the labelled examples ``agent`` is judged on (see the module docstring)."""
     own = examples.get(agent, {})
     labels: dict[str, list[str]] = {k: list(v) for k, v in own.items()}

@@ -23,7 +23,13 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from noema_graph.agents.intent import OTHER, QUESTION, IntentClassifier, classifier_for, language_known
+from noema_graph.agents.intent import (
+    OTHER,
+    QUESTION,
+    IntentClassifier,
+    classifier_for,
+    language_known,
+)
 from noema_graph.agents.learners import LEARNER_MARKER
 from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
 from noema_graph.grounding.arguments import references
@@ -81,32 +87,36 @@ class AgentReader:
     def __call__(self, request: str) -> RequestReading:
         """Return the reading of ``request``."""
         text = _plain(request)
-        if (problem := input_problem(text)) is not None:
+        problem = input_problem(text)
+        if problem is None and not language_known(text):
+            message = f"I cannot read this request; write it in {LANGUAGES}."
+            problem = Refusal(code="invalid_input", message=message)
+        if problem is not None:
             return RequestReading(refusal=problem)
-        if not language_known(text):
-            return _refused(
-                "invalid_input", f"I cannot read this request; write it in {LANGUAGES}."
-            )
         linked = self._link(text, card_text=not self.writes)
         if linked.refusals:
             return RequestReading(refusal=linked.refusals[0], references=tuple(linked.references))
         if not self.writes or self.classifier is None:
             return RequestReading(intent="none", references=tuple(linked.references))
+        return self._decided(text, linked)
+
+    def _decided(self, text: str, linked: Linked) -> RequestReading:
+        """Return the reading of a request to an agent that writes (see the module docstring)."""
+        assert self.classifier is not None
         decision = self.classifier.decide(text)
         if decision.label == OTHER:
-            return _refused(
-                "invalid_input",
-                f"This is not something the {self.agent} agent does: {self.description}",
-            )
+            message = f"This is not something the {self.agent} agent does: {self.description}"
+            return RequestReading(refusal=Refusal(code="invalid_input", message=message))
         if decision.label not in self.writes:
             return self._unchanged(decision.label, decision.margin, linked)
         tool = decision.label
-        if "card" in references(self.schemas[tool]).values() and not _has(linked, "card"):
+        kinds = set(references(self.schemas[tool]).values())
+        if "card" in kinds and not _has(linked, "card"):
             linked = self._link(text, card_text=True)
             if linked.refusals:
                 return RequestReading(refusal=linked.refusals[0])
         problem = self._change_problem(tool, text, linked)
-        refs = tuple(r for r in linked.references if r.kind in references(self.schemas[tool]).values())
+        refs = tuple(r for r in linked.references if r.kind in kinds)
         return RequestReading(
             intent="change", writes=(tool,), score=decision.margin, references=refs, refusal=problem
         )
@@ -134,7 +144,7 @@ class AgentReader:
     def _change_problem(self, tool: str, text: str, linked: Linked) -> Refusal | None:
         schema = self.schemas[tool]
         refs = references(schema)
-        required = set(schema.get("required") or ())
+        required: set[str] = set(schema.get("required") or ())
         first = next(iter(refs.values()), None)
         for name, kind in refs.items():
             values = [r for r in linked.references if r.kind == kind]
@@ -154,7 +164,8 @@ class AgentReader:
                 if written not in allowed and written not in schema.get("properties", {}):
                     return Refusal(
                         code="invalid_input",
-                        message=f"{written!r} is not an allowed value; allowed: {', '.join(allowed)}.",
+                        message=f"{written!r} is not an allowed value; allowed: "
+                        f"{', '.join(allowed)}.",
                         candidates=tuple(allowed),
                     )
         return None
@@ -175,10 +186,6 @@ class AgentReader:
 
 def _has(linked: Linked, kind: str) -> bool:
     return any(r.kind == kind for r in linked.references)
-
-
-def _refused(code: str, message: str) -> RequestReading:
-    return RequestReading(refusal=Refusal(code=code, message=message))  # type: ignore[arg-type]
 
 
 def request_reader(

@@ -44,11 +44,13 @@ CARD_LEAD = 0.15
 """Lead of the best card over the next below which a reference by text is ambiguous."""
 _JOINERS = r"(?:\s*(?:,|&|\band\b|\bet\b|\by\b|\bor\b|\bou\b|\bo\b)\s*(?:#|n[o°º]\.?\s*)?)"
 _STOP = frozenset(
-    """the a an of to in on into for with and or is are be it this that my me what which who
-    how does do should under card cards flashcard flashcard asks ask about sit directly
-    le la les un une des du de dans sur pour avec et ou est qui que quel quelle carte fiche
+    """
+    the a an of to in on into for with and or is are be it this that my me what which who
+    how does do should under card cards flashcard flashcard asks ask about sit directly le
+    la les un une des du de dans sur pour avec et ou est qui que quel quelle carte fiche
     demande doit aller el los las una del en con por para y que cual tarjeta ficha pregunta
-    debe ir""".split()
+    debe ir
+    """.split()  # noqa: SIM905 -- a word list reads best as words
 )
 
 
@@ -84,7 +86,7 @@ class StoreNames:
 
     def names(self, kind: str) -> dict[int, str]:
         """Return ``{id: name}`` of every record of ``kind`` (categories, decks, concepts)."""
-        return {int(str(i)): str(n) for i, n in self._query(f"SELECT id, name FROM {TABLES[kind]}")}  # noqa: S608 -- fixed table names
+        return {int(str(i)): str(n) for i, n in self._query(f"SELECT id, name FROM {TABLES[kind]}")}
 
     def existing(self, kind: str, ids: Iterable[int]) -> set[int]:
         """Return which of ``ids`` exist among the records of ``kind``."""
@@ -92,7 +94,7 @@ class StoreNames:
         if not wanted:
             return set()
         marks = ",".join("?" * len(wanted))
-        rows = self._query(f"SELECT id FROM {TABLES[kind]} WHERE id IN ({marks})", wanted)  # noqa: S608
+        rows = self._query(f"SELECT id FROM {TABLES[kind]} WHERE id IN ({marks})", wanted)
         return {int(str(r[0])) for r in rows}
 
     def cards_matching(self, words: Sequence[str], limit: int = 8) -> list[tuple[int, str]]:
@@ -180,7 +182,9 @@ def slot_names(request: str, kind: str) -> list[str]:
     return found
 
 
-def cards_by_text(request: str, store: StoreNames, skip: Iterable[str]) -> list[tuple[int, str, float]]:
+def cards_by_text(
+    request: str, store: StoreNames, skip: Iterable[str]
+) -> list[tuple[int, str, float]]:
     """Return ``(id, front, score)`` of the cards the request names by their text, best first."""
     skipped = {w for s in skip for w in _words(s)}
     words = [w for w in _words(request) if w not in _STOP and w not in skipped and len(w) > 1]
@@ -221,7 +225,9 @@ def _link_ids(request: str, kind: str, store: StoreNames, linked: Linked) -> Non
         if ident in existing:
             linked.references.append(Reference(kind=kind, value=ident, text=f"{kind} {ident}"))
         else:
-            linked.refusals.append(Refusal(code="not_found", message=f"There is no {kind} {ident}."))
+            linked.refusals.append(
+                Refusal(code="not_found", message=f"There is no {kind} {ident}.")
+            )
 
 
 def _link_names(
@@ -233,7 +239,9 @@ def _link_names(
     found = names_named(request, names)
     for ident, name, score, _ in found:
         value: object = name if kind == "concept" else ident
-        linked.references.append(Reference(kind=kind, value=value, label=name, text=name, score=score))
+        linked.references.append(
+            Reference(kind=kind, value=value, label=name, text=name, score=score)
+        )
         names_seen.append(name)
     known = {fold(n) for n in names.values()}
     for written in slot_names(request, kind):
@@ -274,7 +282,9 @@ def _link_card_text(request: str, store: StoreNames, linked: Linked, names_seen:
         linked.refusals.append(
             Refusal(
                 code="invalid_input",
-                message="The request could mean several cards: " + "; ".join(close) + ". Name it by its number.",
+                message="The request could mean several cards: "
+                + "; ".join(close)
+                + ". Name it by its number.",
                 candidates=tuple(close),
             )
         )

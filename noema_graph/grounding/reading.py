@@ -67,7 +67,10 @@ def _folded(value: Any) -> Any:
 
 
 def write_refusal(
-    tool: BaseTool, args: Mapping[str, Any], reading: RequestReading | None, schema: Mapping[str, Any]
+    tool: BaseTool,
+    args: Mapping[str, Any],
+    reading: RequestReading | None,
+    schema: Mapping[str, Any],
 ) -> str | None:
     """Return why a call of the write ``tool`` must not run, or None when the reading backs it."""
     if reading is None or not writes(tool):
@@ -113,18 +116,25 @@ def bound_calls(schema: Mapping[str, Any], reading: RequestReading | None) -> li
                 return []
             continue
         if len(names) > 1:
-            options.append([dict(zip(names, values, strict=False))] if len(values) >= len(names) else [])
+            options.append(
+                [dict(zip(names, values, strict=False))] if len(values) >= len(names) else []
+            )
         else:
             options.append([{names[0]: v} for v in values])
     if not options or any(not o for o in options):
         return []
-    return [dict(itertools.chain.from_iterable(d.items() for d in combo)) for combo in itertools.product(*options)]
+    return [
+        dict(itertools.chain.from_iterable(d.items() for d in combo))
+        for combo in itertools.product(*options)
+    ]
 
 
 def input_problem(request: str) -> Refusal | None:
     """Return the refusal of a request no reader should read: empty, too long, control bytes."""
     if not request.strip():
-        return Refusal(code="invalid_input", message="The request is empty: write what you want done.")
+        return Refusal(
+            code="invalid_input", message="The request is empty: write what you want done."
+        )
     if len(request) > MAX_REQUEST_CHARS:
         return Refusal(
             code="invalid_input",
@@ -138,6 +148,7 @@ def input_problem(request: str) -> Refusal | None:
         shown = ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
         return Refusal(
             code="invalid_input",
-            message=f"The request holds control characters ({shown}); remove them and send it again.",
+            message=f"The request holds control characters ({shown}); remove them and send "
+            "it again.",
         )
     return None

@@ -23,6 +23,7 @@ from noema_graph.config import AgentConfig
 from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
+from noema_graph.grounding.reading import offered
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import (
@@ -38,7 +39,6 @@ from noema_graph.nodes.compaction import fit_context
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.llm import as_ai_message, call_model, usage_of, used_call_ids
 from noema_graph.nodes.output import grounded
-from noema_graph.grounding.reading import offered
 from noema_graph.nodes.plan_steps import (
     holding,
     narrowed,
@@ -336,9 +336,7 @@ def execute_step(
     return {**advanced, **update}
 
 
-def _steps_done(
-    state: AgentState, deps: AgentDeps
-) -> Steps[tuple[AgentState, dict[str, Any]]]:
+def _steps_done(state: AgentState, deps: AgentDeps) -> Steps[tuple[AgentState, dict[str, Any]]]:
     """Advance the plan over tool steps that are done; return the state seen and the update.
 
     A write step the request names several records for waits until each has its call.

@@ -24,9 +24,9 @@ from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
     HookFailure,
+    ReasoningStep,
     Refusal,
     RequestReading,
-    ReasoningStep,
     RunInfo,
     StopReason,
     TaskPlan,

@@ -175,6 +175,7 @@ def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str
     A plan left with no step answers directly; the reading's note (what the run would have
     changed) ends the goal, so the answer can say it.
     """
+
     def kept(step: TaskStep) -> bool:
         names = [t.strip() for t in (step.tool or "").split("|") if t.strip()]
         return not names or any(n not in write_tools or may_write(reading, n) for n in names)

@@ -85,8 +85,12 @@ def holding(
 
     def pending(step: TaskStep) -> bool:
         names = _tools(step)
-        return len(names) == 1 and names[0] in by_name and bool(
-            _made_any(by_name[names[0]], trace) and _unmade(by_name[names[0]], trace, reading)
+        return (
+            len(names) == 1
+            and names[0] in by_name
+            and bool(
+                _made_any(by_name[names[0]], trace) and _unmade(by_name[names[0]], trace, reading)
+            )
         )
 
     return pending

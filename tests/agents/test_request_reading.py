@@ -136,7 +136,10 @@ def test_two_cards_named_give_two_calls_on_the_small_model_path(
     state = run_agent_graph("taxonomy_curator", model, demo.path, request)
     assert state["output"]["success"], state["output"]["error"]
     moves = [a for t, a, _ in _tools(state) if t == "move_card"]
-    assert moves == [{"card_id": 31, "category_id": capitals}, {"card_id": 47, "category_id": capitals}]
+    assert moves == [
+        {"card_id": 31, "category_id": capitals},
+        {"card_id": 47, "category_id": capitals},
+    ]
     assert state["output"]["result"]["moves"] == moves
     assert len(model.prompts) == 1  # the answer only
 
