@@ -83,6 +83,23 @@ class ToolError(NoemaError):
 class HookVeto(NoemaError):
     """Raised by a pre/post hook to stop the run on purpose (error code ``hook_veto``)."""
 
+    code: str = "hook_veto"
+    """The run's error code."""
+
+
+class Forbidden(HookVeto):
+    """A request for data the run's learner may not see (error code ``forbidden``).
+
+    The run ends before any model or tool call; the output's message is
+    :data:`FORBIDDEN_MESSAGE`, the details say what the request named.
+    """
+
+    code = "forbidden"
+
+
+FORBIDDEN_MESSAGE = "You can only see your own data."
+"""The output's error message of a run ended with ``forbidden``."""
+
 
 class HumanInputError(FieldError):
     """A resume value for a paused run is invalid; the message names the field and the fix."""

@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from typing_extensions import TypedDict, Unpack
 
 from noema_graph.agents.factory import DEFAULT_LEARNING_DB, get_graph
-from noema_graph.agents.learners import Learner, aresolve_learner, learner_request, resolve_learner
+from noema_graph.agents.learners import Learner, aresolve_learner, resolve_learner
 from noema_graph.agents.registry import default_registry
 from noema_graph.context import RunContext
 from noema_graph.errors import ConfigurationError
@@ -100,9 +100,9 @@ def _user(options: RunOptions) -> str | int:
     return options["user_id"]
 
 
-def _start(request: str, learner: Learner, options: StartOptions) -> tuple[Any, RunnableConfig]:
-    """Return (inputs, config) of a new turn."""
-    inputs = {"messages": [("user", learner_request(request, learner))]}
+def _start(request: str, options: StartOptions) -> tuple[Any, RunnableConfig]:
+    """Return (inputs, config) of a new turn (the learner travels in the run's context)."""
+    inputs = {"messages": [("user", request)]}
     thread_id = options.get("thread_id") or uuid4().hex
     return inputs, {"configurable": {"thread_id": thread_id}}
 
@@ -120,7 +120,7 @@ def run_agent(name: str, request: str, **options: Unpack[StartOptions]) -> Agent
     path = _path(options)
     learner = resolve_learner(path, _user(options))
     graph, context = _session(name, options, path, learner)
-    inputs, config = _start(request, learner, options)
+    inputs, config = _start(request, options)
     graph.invoke(inputs, config, context=context)
     return _output(name, graph, config)
 
@@ -173,7 +173,7 @@ async def astream_agent(
     path = _path(options)
     learner = await aresolve_learner(path, _user(options))
     graph, context = _session(name, options, path, learner)
-    inputs, config = _start(request, learner, options)
+    inputs, config = _start(request, options)
     async for chunk in graph.astream(inputs, config, stream_mode="custom", context=context):
         yield chunk
     yield _output(name, graph, config)

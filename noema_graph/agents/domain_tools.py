@@ -28,6 +28,7 @@ from noema_graph.noema.ops.common import OpInput
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.urls import store_errors
 from noema_graph.tools import ToolFailure, ToolRegistry, ToolSpec, TransientToolFailure
+from noema_graph.tools.injection import InjectedArgs, Supplier
 from noema_graph.tools.results import ToolFix
 
 
@@ -86,13 +87,21 @@ def offered_input(name: str, arguments: Iterable[str]) -> type[OpInput]:
     return create_model(model.__name__, __base__=OpInput, __doc__=model.__doc__, **kept)
 
 
-def domain_spec(name: str, db: str | Path, arguments: Iterable[str] | None = None) -> ToolSpec:
+def domain_spec(
+    name: str,
+    db: str | Path,
+    arguments: Iterable[str] | None = None,
+    owner: Supplier | None = None,
+) -> ToolSpec:
     """Return the tool spec of domain operation ``name`` over the store at ``db``.
 
     Args:
         name: A key of ``DOMAIN_OPERATIONS``.
         db: The learning store.
         arguments: Offer only these arguments (see :func:`offered_input`); None: all.
+        owner: Supplies the operation's owner arguments (``user_id``) from the run's learner:
+            they are then injected, never offered to the model. None (a plain tool server,
+            where the caller is the operator) offers them as ordinary arguments.
 
     Raises:
         ConfigurationError: ``name`` is not a domain operation, or ``arguments`` is invalid.
@@ -102,6 +111,7 @@ def domain_spec(name: str, db: str | Path, arguments: Iterable[str] | None = Non
             "tools", f"no domain operation {name!r}", fix=f"use one of {sorted(DOMAIN_OPERATIONS)}"
         )
     operation = DOMAIN_OPERATIONS[name]
+    fields = operation.owner_fields
     return ToolSpec(
         name=name,
         description=operation.description,
@@ -109,6 +119,7 @@ def domain_spec(name: str, db: str | Path, arguments: Iterable[str] | None = Non
         handler=_handler(name, store_location(db)),
         permission=operation.permission,
         idempotency=operation.idempotency,
+        injected=InjectedArgs(fields, owner) if owner is not None and fields else None,
     )
 
 
@@ -116,13 +127,15 @@ def domain_registry(
     db: str | Path,
     names: Iterable[str] | None = None,
     arguments: Mapping[str, Iterable[str]] | None = None,
+    owner: Supplier | None = None,
 ) -> ToolRegistry:
     """Return a registry of the domain tools ``names`` (None: all) over the store at ``db``.
 
-    ``arguments`` maps a tool name to the only arguments it offers (see :func:`offered_input`).
+    ``arguments`` maps a tool name to the only arguments it offers (see :func:`offered_input`);
+    ``owner`` supplies the learner's arguments from the run (see :func:`domain_spec`).
     """
     offered = arguments or {}
     return ToolRegistry(
-        domain_spec(name, db, offered.get(name))
+        domain_spec(name, db, offered.get(name), owner)
         for name in (DOMAIN_OPERATIONS if names is None else names)
     )

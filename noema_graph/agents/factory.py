@@ -13,13 +13,14 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.agents.definition import AgentDefinition, AgentLimits
 from noema_graph.agents.domain_tools import domain_registry
-from noema_graph.agents.learner_context import with_learner_hooks
+from noema_graph.agents.learner_context import run_learner, with_learner_hooks
 from noema_graph.agents.reader import request_reader
 from noema_graph.agents.registry import AgentRegistry, default_registry
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
 from noema_graph.graphs.agent import SPECS
 from noema_graph.noema.location import store_location
+from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
@@ -56,7 +57,7 @@ def _subagent_tools(
                 checkpointer=False,  # the child never writes into the parent's thread
                 registry=registry,
                 overrides=inherited,
-                learner_from_context=False,  # the parent's request names the learner
+                learner_from_context=False,  # the parent's run checked its learner
             )
 
         tools.append(subagent_tool(definition.name, child.name, child.description, build))
@@ -76,10 +77,11 @@ def build_agent(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``definition`` (or the registered agent of that name) into its graph.
 
-    The graph takes its learner from the run: ``context=RunContext(user_id="ben")`` or
-    ``{"configurable": {"user_id": "ben"}}`` appends the learner's identity to a request
-    that lacks it (:mod:`noema_graph.agents.learner_context`; the store's learners are read
-    now).
+    The graph takes its learner from the run, never from the request's text:
+    ``context=RunContext(user_id="ben")`` or ``{"configurable": {"user_id": "ben"}}``. The
+    tools' owner arguments (``user_id``) are injected from it and hidden from the model
+    (:mod:`noema_graph.agents.learner_context`; the store's learners are read now). A
+    subagent's run inherits the learner of the call that started it.
 
     Args:
         definition: The agent, or its name in ``registry``.
@@ -89,8 +91,8 @@ def build_agent(
         store: LangGraph store for long-term memory.
         registry: Where names (the agent, its subagents) are looked up; default: the ten agents.
         overrides: AgentConfig fields that win over the definition (``price_overrides``...).
-        learner_from_context: Add the hooks that take the learner from the run's context or
-            config (False for subagents, whose request comes from the parent's model).
+        learner_from_context: Add the hook that checks the run's learner is in the store
+            before the first node (False for subagents: the parent's run checked it).
 
     Raises:
         ConfigurationError: Unknown agent or subagent, or an invalid override.
@@ -102,10 +104,14 @@ def build_agent(
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
     path = store_location(db)
+    personal = bool(definition.subagents) or any(
+        DOMAIN_OPERATIONS[name].owner_fields for name in definition.tools
+    )
+    learner = run_learner(path, personal=personal)
     if learner_from_context:
-        hooks = with_learner_hooks(config.hooks, SPECS[0].name, path)
+        hooks = with_learner_hooks(config.hooks, SPECS[0].name, learner)
         config = config.model_copy(update={"hooks": hooks})
-    domain = domain_registry(path, definition.tools, definition.tool_arguments)
+    domain = domain_registry(path, definition.tools, definition.tool_arguments, learner.owner)
     tools = domain.as_langchain_tools(
         permissions=config.permissions, timeout_s=config.tool_timeout_s
     )

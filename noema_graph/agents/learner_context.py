@@ -1,18 +1,21 @@
-"""Who the run is for, from LangGraph's run context or config, into the agent's request.
+"""Who the run is for: the learner from LangGraph's run context or config, never the request.
 
-The agents' prompts read the learner from the end of the request (``[learner: ben, user_id
-2]``, see :func:`~noema_graph.agents.learners.learner_request`). The CLI and the facade write
-that suffix themselves; a LangGraph client (``langgraph dev``, Studio, ``langgraph_sdk``)
-names the learner the LangGraph way instead::
+The CLI's ``--user``, the facade's ``user_id=``, the evaluation runner and the LangGraph
+server name the learner the LangGraph way::
 
     graph.invoke(inputs, context=RunContext(user_id="ben"))
     graph.invoke(inputs, {"configurable": {"user_id": "ben"}})
 
-:func:`with_learner_hooks` adds a pre and a post hook to the agent's first node: when the run
-names a learner and the latest request does not, the pre hook appends the learner's identity
-to it (the first node sees it) and the post hook writes the identified request into the
-thread (every later node, and the thread's history, see it). A learner unknown to the store
-ends the run with ``hook_error`` naming the learners it knows.
+The request's text never names it: nothing is appended to the request, and a tool argument
+that names the learner (``user_id``) is injected by the framework from the run
+(:meth:`RunLearner.owner`, see :mod:`noema_graph.tools.injection`), never written by the
+model. A run that names no learner (an anonymous invocation) gets a refusal from every tool
+that reads or writes a learner's rows.
+
+:func:`with_learner_hooks` adds a pre hook to the agent's first node: a learner unknown to
+the store ends the run with ``hook_error`` naming the learners it knows, and a request that
+names another learner or id ends it with ``forbidden`` ("You can only see your own data.",
+see :mod:`noema_graph.agents.named_learners`) before any model or tool call.
 
 The learners are read when the graph is built, not while it runs: a hook runs inside the
 event loop of an async run, where reading a file would block it. A graph built before a
@@ -28,99 +31,98 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
-from noema_graph.agents.learners import (
-    LEARNER_MARKER,
-    Learner,
-    find_learner,
-    learner_suffix,
-    read_learners,
-)
-from noema_graph.context import DEFAULT_CONTEXT, RunContext
+from noema_graph.agents.learners import Learner, find_learner, read_learners
+from noema_graph.agents.named_learners import other_learner
+from noema_graph.context import RunContext, run_user
+from noema_graph.errors import ConfigurationError, Forbidden
 from noema_graph.hooks import HookCall, Hooks
+from noema_graph.tools.results import ToolFailure
 
-IDENTIFIED = "noema_learner"
-"""``additional_kwargs`` key of a request the pre hook identified (the learner's name)."""
+NO_LEARNER = (
+    "Refused: this tool reads or writes a learner's own data and this run names no learner. "
+    "Fix: run it for a learner (--user NAME, RunContext(user_id=...), or the user_id of "
+    "LangGraph's context or configurable)."
+)
+"""The observation of a call that needs a learner in a run that names none."""
 
 
 def requested_user(context: RunContext) -> str | None:
     """Return the learner the run names: ``context.user_id``, else ``configurable.user_id``.
 
     ``RunContext``'s default user (``"anonymous"``) names nobody.
+
+    Raises:
+        ConfigurationError: ``configurable.user_id`` is neither text nor an integer id.
     """
-    if context.user_id and context.user_id != DEFAULT_CONTEXT.user_id:
-        return str(context.user_id)
     try:
-        configurable = get_config().get("configurable") or {}
+        configurable = get_config().get("configurable")
     except RuntimeError:  # outside a run: no config
-        return None
-    user = configurable.get("user_id")
-    return None if user is None or str(user) in ("", DEFAULT_CONTEXT.user_id) else str(user)
+        configurable = None
+    return run_user(context, configurable)
 
 
-def _latest_human(messages: Sequence[BaseMessage]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            return index
-    return None
-
-
-def identified(message: BaseMessage, learner: Learner) -> BaseMessage:
-    """Return ``message`` with the learner's identity appended (text or content blocks)."""
-    suffix = learner_suffix(learner)
-    content = message.content
-    if isinstance(content, str):
-        new_content: str | list[Any] = f"{content}\n\n{suffix}"
-    else:
-        new_content = [*content, {"type": "text", "text": suffix}]
-    extra = {**message.additional_kwargs, IDENTIFIED: learner.name}
-    return message.model_copy(update={"content": new_content, "additional_kwargs": extra})
-
-
-class LearnerFromContext:
-    """The pre and post hooks that carry the run's learner into its request.
+class RunLearner:
+    """The run's learner, for the hooks and for the tools' owner arguments.
 
     Args:
         db: The learning store the agent's tools work on (named in errors).
         learners: The store's learners, read when the graph is built.
+        personal: The agent reads a learner's rows (its tools or subagents do): a learner's
+            name written on its own in a request counts as naming that learner.
     """
 
-    def __init__(self, db: str | Path, learners: Sequence[Learner]) -> None:
+    def __init__(
+        self, db: str | Path, learners: Sequence[Learner], *, personal: bool = True
+    ) -> None:
         self.db = db
         self.learners = list(learners)
+        self.personal = personal
 
-    def before(self, call: HookCall) -> dict[str, Any] | None:
-        """Append the run's learner to the latest request unless it names one already.
+    def owner(self, user: str | None) -> dict[str, Any]:
+        """Return the owner arguments of a tool call for the run's ``user`` (its ``user_id``).
 
         Raises:
-            ConfigurationError: The run names a learner the store does not hold.
+            ToolFailure: ``forbidden`` when the run names no learner, or one the store lacks.
+        """
+        if user is None:
+            raise ToolFailure(NO_LEARNER, type_="forbidden", recoverable=False)
+        try:
+            learner = find_learner(self.learners, user, self.db)
+        except ConfigurationError as exc:
+            raise ToolFailure(str(exc), type_="forbidden", recoverable=False) from None
+        return {"user_id": learner.id}
+
+    def before(self, call: HookCall) -> dict[str, Any] | None:
+        """Check the run's learner and the latest request (nothing to change).
+
+        Raises:
+            ConfigurationError: The run names a learner the store does not hold, or a
+                ``user_id`` of the wrong type.
+            Forbidden: The latest request names another learner or id.
         """
         user = requested_user(call.context)
-        messages: list[BaseMessage] = list(call.state.get("messages") or [])
-        index = _latest_human(messages)
-        if user is None or index is None or LEARNER_MARKER in messages[index].text:
-            return None
-        learner = find_learner(self.learners, user, self.db)
-        messages[index] = identified(messages[index], learner)
-        return {"messages": messages}
-
-    def after(self, call: HookCall, update: dict[str, Any]) -> dict[str, Any] | None:
-        """Write the request :meth:`before` identified into the thread (replaced by its id)."""
-        messages: list[BaseMessage] = list(call.state.get("messages") or [])
-        index = _latest_human(messages)
-        if index is None or IDENTIFIED not in messages[index].additional_kwargs:
-            return None
-        return {**update, "messages": [messages[index], *update.get("messages", [])]}
+        own = find_learner(self.learners, user, self.db) if user is not None else None
+        messages: Sequence[BaseMessage] = call.state.get("messages") or ()
+        request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        mention = other_learner(request, own, self.learners, bare_names=self.personal)
+        if mention is not None:
+            whose = f"learner {own.name!r}" if own is not None else "no learner"
+            raise Forbidden(
+                f"The request names another learner ({mention!r}); this run is for {whose}. "
+                "You can only see your own data."
+            )
+        return None
 
 
-def with_learner_hooks(hooks: Hooks, node: str, db: str | Path) -> Hooks:
-    """Return ``hooks`` with the learner hooks first on ``node`` (the agent's first node).
+def run_learner(db: str | Path, *, personal: bool = True) -> RunLearner:
+    """Return the :class:`RunLearner` of the store at ``db`` (its learners are read now)."""
+    return RunLearner(db, read_learners(db), personal=personal)
 
-    Reads the learners of ``db`` now (see the module docstring for why).
-    """
-    carrier = LearnerFromContext(db, read_learners(db))
-    return Hooks(
-        pre_process=_prepend(hooks.pre_process, node, carrier.before),
-        post_process=_prepend(hooks.post_process, node, carrier.after),
+
+def with_learner_hooks(hooks: Hooks, node: str, learner: RunLearner) -> Hooks:
+    """Return ``hooks`` with the learner check first on ``node`` (the agent's first node)."""
+    return hooks.model_copy(
+        update={"pre_process": _prepend(hooks.pre_process, node, learner.before)}
     )
 
 

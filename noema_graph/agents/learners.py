@@ -60,20 +60,6 @@ async def aresolve_learner(db: str | Path, user: str | int) -> Learner:
     return _pick(learners, user, db)
 
 
-LEARNER_MARKER = "[learner: "
-"""Start of the identity suffix: a request that holds it already names its learner."""
-
-
-def learner_suffix(learner: Learner) -> str:
-    """Return the identity line the agents' prompts expect at the end of a request."""
-    return f"{LEARNER_MARKER}{learner.name}, user_id {learner.id}]"
-
-
-def learner_request(request: str, learner: Learner) -> str:
-    """Return ``request`` with the learner's identity appended, as the agents' prompts expect."""
-    return f"{request}\n\n{learner_suffix(learner)}"
-
-
 def read_learners(db: str | Path) -> list[Learner]:
     """Return every learner in the store at ``db``; none when it is missing or not a store.
 

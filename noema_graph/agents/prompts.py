@@ -3,9 +3,11 @@
 Kept short: the embedded model reads them before every node prompt. Every example's final
 answer is checked against the agent's output schema when the agent is registered.
 
-The examples name their learner with placeholders (:data:`_EXAMPLE_LEARNER`) and use ids,
-cards and topics that are not in the demo store (planets, glaciers, Roman numerals), so a
-figure or name copied from an example is visibly wrong instead of right by accident. The
+The request never names its learner: the run does, and the framework injects the learner's
+``user_id`` into every tool that reads or writes the learner's rows (the model never sees that
+argument, see :mod:`noema_graph.agents.learner_context`). The examples use ids, cards and
+topics that are not in the demo store (planets, glaciers, Roman numerals), so a figure or name
+copied from an example is visibly wrong instead of right by accident. The
 embedded model copied the learner's name and invented dates into free text (``"Benjamin
 Ben, 2022-01-01 ..."``), so the prompts say how free text addresses the learner
 (:data:`_ADDRESS`).
@@ -16,20 +18,15 @@ from __future__ import annotations
 from noema_graph.agents.prompt_store import AgentPrompt, FewShotExample, PromptStore
 from noema_graph.prompts import PromptTemplate
 
-_LEARNER = "The request ends with the learner's user_id; pass it to the tools."
-_EXAMPLE_LEARNER = "[learner: <name>, user_id <id>]"
-"""The learner of every example: placeholders, not a name and id the model could copy.
-
-Measured: with ``[learner: cy, user_id 7]`` in the example the embedded model called
-``compute_calibration {"user_id": 7}`` for learner 2; with placeholders it took 2."""
+_LEARNER = "The tools already work on this learner's own data: never pass a user id."
 _ADDRESS = 'In the answer\'s text, call the learner "you": never a name, an id or a date.'
 
 LEARNING = AgentPrompt(
     PromptTemplate(
         "learning",
-        "1.2.0",
+        "1.3.0",
         f"""You are Noema's learning agent: you pick the one card the learner studies next.
-Call list_due_cards once with the user_id from the request and limit ${{due_limit}}. It lists \
+Call list_due_cards once with limit ${{due_limit}}. It lists \
 the due cards, most urgent first. Answer with the first card it lists: its card_id and its \
 expected_recall, and as reason one sentence on why it comes first. {_ADDRESS}
 
@@ -37,8 +34,8 @@ ${{examples}}""",
     ),
     (
         FewShotExample(
-            f"What should I study next? {_EXAMPLE_LEARNER}",
-            ('list_due_cards {"user_id": <id>, "limit": 5}',),
+            "What should I study next?",
+            ('list_due_cards {"limit": 5}',),
             '{"card_id": 17, "reason": "Most overdue card; recall has dropped to 0.41.", '
             '"expected_recall": 0.41}',
             (
@@ -53,7 +50,7 @@ ${{examples}}""",
 DIAGNOSTIC = AgentPrompt(
     PromptTemplate(
         "diagnostic",
-        "1.1.0",
+        "1.2.0",
         f"""You are Noema's diagnostic agent: you analyse how a learner studies and where \
 they struggle. {_LEARNER}
 Use learning_stats for retention, lapses and streak; use get_review_history (limit \
@@ -64,10 +61,10 @@ ${{examples}}""",
     ),
     (
         FewShotExample(
-            f"How am I doing? {_EXAMPLE_LEARNER}",
+            "How am I doing?",
             (
-                'learning_stats {"user_id": <id>}',
-                'get_review_history {"user_id": <id>, "limit": 50}',
+                "learning_stats {}",
+                'get_review_history {"limit": 50}',
             ),
             '{"retention": 0.78, "lapses": 23, "patterns": ["reviews cluster on weekends"], '
             '"weak_areas": ["Roman numerals"], "summary": "Solid retention, irregular rhythm."}',
@@ -78,7 +75,7 @@ ${{examples}}""",
 STRATEGY = AgentPrompt(
     PromptTemplate(
         "strategy",
-        "1.1.0",
+        "1.2.0",
         f"""You are Noema's strategy agent: you adjust a learner's study plan. {_LEARNER}
 First ask the diagnostic agent with consult_diagnostic, then decide. Keep new cards per day \
 between 0 and ${{max_new_cards}}; lower it when retention is below 0.8. {_ADDRESS}
@@ -87,8 +84,8 @@ ${{examples}}""",
     ),
     (
         FewShotExample(
-            f"Adjust my plan. {_EXAMPLE_LEARNER}",
-            ('consult_diagnostic {"question": "Diagnose learner user_id <id>."}',),
+            "Adjust my plan.",
+            ('consult_diagnostic {"question": "Diagnose my studying."}',),
             '{"focus": "Roman numerals", "new_cards_per_day": 5, "adjustments": '
             '["review daily instead of on weekends"], "rationale": "Retention 0.72 and '
             'lapses concentrate on numerals."}',
@@ -125,7 +122,7 @@ ${examples}""",
 SOCRATIC_TUTOR = AgentPrompt(
     PromptTemplate(
         "socratic_tutor",
-        "1.1.0",
+        "1.2.0",
         f"""You are Noema's Socratic tutor: you never give the answer, you ask one question \
 that moves the learner one step closer. {_LEARNER}
 Read the card with get_card or search_cards. When the learner seems over- or under-confident, \
@@ -136,7 +133,7 @@ ${{examples}}""",
     ),
     (
         FewShotExample(
-            f"Help me understand why ice floats. {_EXAMPLE_LEARNER}",
+            "Help me understand why ice floats.",
             ('search_cards {"query": "ice floats"}',),
             '{"question": "Which takes more room, a litre of water or the ice it freezes into?", '
             '"concept": "Density", "hint": "Think of a frozen bottle.", '
@@ -148,10 +145,10 @@ ${{examples}}""",
 CALIBRATION = AgentPrompt(
     PromptTemplate(
         "calibration",
-        "1.3.0",
+        "1.4.0",
         f"""You are Noema's calibration agent: you compare a learner's confidence with their \
 actual recall.
-Call compute_calibration once with only the user_id from the request. Answer with brier, ece \
+Call compute_calibration once, with no arguments. Answer with brier, ece \
 and bias copied from its observation, and advice: one sentence that names the direction and \
 says what to do: over-confident, rate confidence lower; under-confident, trust answers more; \
 well calibrated, keep rating as now. {_ADDRESS}
@@ -160,8 +157,8 @@ ${{examples}}""",
     ),
     (
         FewShotExample(
-            f"Am I calibrated? {_EXAMPLE_LEARNER}",
-            ('compute_calibration {"user_id": <id>}',),
+            "Am I calibrated?",
+            ("compute_calibration {}",),
             '{"brier": 0.212, "ece": 0.141, "bias": 0.133, "advice": "You are over-confident: '
             "about 88% confidence against 75% recall, so rate your confidence lower unless "
             'you are sure."}',
@@ -171,8 +168,8 @@ ${{examples}}""",
             ),
         ),
         FewShotExample(
-            f"How good is my confidence? {_EXAMPLE_LEARNER}",
-            ('compute_calibration {"user_id": <id>}',),
+            "How good is my confidence?",
+            ("compute_calibration {}",),
             '{"brier": 0.231, "ece": 0.162, "bias": -0.158, "advice": "You are under-confident: '
             "about 61% confidence against 77% recall, so trust your answers more when you "
             'rate them."}',
@@ -182,8 +179,8 @@ ${{examples}}""",
             ),
         ),
         FewShotExample(
-            f"Is my confidence right? {_EXAMPLE_LEARNER}",
-            ('compute_calibration {"user_id": <id>}',),
+            "Is my confidence right?",
+            ("compute_calibration {}",),
             '{"brier": 0.152, "ece": 0.047, "bias": 0.021, "advice": "You are well calibrated: '
             'about 86% confidence against 84% recall, so keep rating the way you do."}',
             (

@@ -34,7 +34,7 @@ class ConsultInput(BaseModel):
     """Arguments of a ``consult_<agent>`` tool."""
 
     question: str = Field(
-        min_length=1, description="The request for the other agent, with the learner's user_id."
+        min_length=1, description="The request for the other agent (it runs for the same learner)."
     )
 
 

@@ -356,8 +356,8 @@ def _execute(
     started = False
     try:
         chat = models(recipe.model)
-        with open_graph(recipe, chat, db, console) as (graph, user, phrase):
-            inputs = None if request is None else {"messages": [("user", phrase(request))]}
+        with open_graph(recipe, chat, db, console) as (graph, user):
+            inputs = None if request is None else {"messages": [("user", request)]}
             start = restart_point(graph, thread_id) if restart else None
             started = True
             output = drive(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
@@ -91,8 +91,11 @@ def saved_recipe(db: Database, thread: str) -> Recipe | None:
 @contextmanager
 def open_graph(
     recipe: Recipe, chat: BaseChatModel, db: Database, console: Console
-) -> Generator[tuple[Any, str, Callable[[str], str]]]:
-    """Yield (graph, learner name, request formatter) for ``recipe`` over ``db``.
+) -> Generator[tuple[Any, str]]:
+    """Yield (graph, learner name) for ``recipe`` over ``db``.
+
+    The learner travels in the run's context (the caller's ``RunContext(user_id=...)``),
+    never in the request's text.
 
     The learning store of the Noema agents is ``recipe.data``: a SQLite file or a database
     URL, or ``db`` itself (:data:`RUN_DATABASE`). On PostgreSQL with pgvector the memory is
@@ -112,10 +115,9 @@ def open_graph(
                 **recipe.human_overrides(),
             )
             graph = build_agent_graph(config, model=chat, checkpointer=saver, store=store)
-            yield graph, recipe.user, lambda text: text
+            yield graph, recipe.user
             return
         from noema_graph.agents import ensure_demo_data, get_graph, resolve_learner
-        from noema_graph.agents.learners import learner_request
         from noema_graph.noema.location import shown, store_location
 
         data = db if recipe.data == RUN_DATABASE else store_location(recipe.data)
@@ -133,7 +135,7 @@ def open_graph(
         graph = get_graph(
             recipe.agent, model=chat, checkpointer=saver, store=store, db=data, overrides=overrides
         )
-        yield graph, learner.name, lambda text: learner_request(text, learner)
+        yield graph, learner.name
 
 
 def _read(console: Console, prompt: str) -> str:

@@ -57,13 +57,17 @@ def select_items(dataset: EvalDataset, agent: str | None) -> list[EvalItem]:
 
 
 def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
-    """Return the JSON schema of the arguments of every tool ``agent`` is offered."""
+    """Return the JSON schema of the arguments of every tool ``agent`` is offered.
+
+    The schemas of the calls as a trajectory records them: an owner argument (``user_id``),
+    injected from the run's learner, is included (:func:`tool_specs` shows the model's view).
+    """
     from noema_graph.agents import default_registry
     from noema_graph.agents.domain_tools import domain_spec
     from noema_graph.agents.subagent import ConsultInput
 
     definition = default_registry().get(agent)
-    schemas = {
+    schemas = {  # as the calls are recorded: with the owner arguments injected from the run
         name: domain_spec(name, "unused.sqlite", definition.tool_arguments.get(name)).json_schema()
         for name in definition.tools
     }
@@ -78,6 +82,8 @@ def tool_specs(agent: str) -> list[dict[str, Any]]:
     """
     from noema_graph.agents import default_registry
     from noema_graph.agents.domain_tools import DOMAIN_OPERATIONS
+    from noema_graph.noema.operations import OWNER_FIELDS
+    from noema_graph.tools.injection import hide_fields
 
     definition = default_registry().get(agent)
     schemas = tool_schemas(agent)
@@ -87,7 +93,7 @@ def tool_specs(agent: str) -> list[dict[str, Any]]:
             "description": DOMAIN_OPERATIONS[name].description
             if name in DOMAIN_OPERATIONS
             else f"Consult the {name.removeprefix('consult_')} subagent.",
-            "parameters": schema,
+            "parameters": hide_fields(schema, OWNER_FIELDS),  # as the model saw them
         }
         for name, schema in schemas.items()
         if name in definition.tools or name.startswith("consult_")
@@ -116,7 +122,6 @@ def run_item(
 ) -> Trajectory:
     """Run ``agent`` on ``item`` over a copy of ``master``; return the recorded trajectory."""
     from noema_graph.agents import get_graph, resolve_learner
-    from noema_graph.agents.learners import learner_request
     from noema_graph.context import RunContext
     from noema_graph.storage.sqlite.persistence import sqlite_checkpointer
 
@@ -129,7 +134,7 @@ def run_item(
     with sqlite_checkpointer(workdir / f"{slug}.runs.sqlite") as saver:
         graph = get_graph(agent, model=model, checkpointer=saver, db=store, overrides=overrides)
         config: RunnableConfig = {"configurable": {"thread_id": slug}}
-        inputs = {"messages": [("user", learner_request(item.input, learner))]}
+        inputs = {"messages": [("user", item.input)]}
         try:
             graph.invoke(inputs, config, context=RunContext(user_id=learner.name))
         except RUN_ERRORS as exc:

@@ -17,7 +17,7 @@ from langgraph.types import Overwrite
 
 from noema_graph import clock
 from noema_graph.config import AgentConfig
-from noema_graph.context import RunContext, context_of
+from noema_graph.context import DEFAULT_CONTEXT, RunContext, context_of, run_user
 from noema_graph.effects import Steps
 from noema_graph.errors import RunTimeout
 from noema_graph.events import ActivityEvent, TurnStart
@@ -50,6 +50,24 @@ def thread_id() -> str | None:
 def ctx(runtime: Runtime[Any]) -> RunContext:
     """Return the run context, or the default one when the caller gave none."""
     return context_of(runtime.context)
+
+
+def user_of(runtime: Runtime[Any]) -> str | None:
+    """Return the learner the run names (see :func:`~noema_graph.context.run_user`), or None.
+
+    Read in a node (its config names the run): the context, its ``configurable`` and the
+    server's authenticated user, never the request's text.
+    """
+    try:
+        configurable = get_config().get("configurable")
+    except RuntimeError:  # called outside a run: no config
+        configurable = None
+    return run_user(ctx(runtime), configurable)
+
+
+def memory_user(runtime: Runtime[Any]) -> str:
+    """Return whose memories the run recalls and writes: its learner, else the default user."""
+    return user_of(runtime) or DEFAULT_CONTEXT.user_id
 
 
 def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) -> None:
@@ -123,7 +141,7 @@ def recall(runtime: Runtime[Any], deps: AgentDeps, request: str) -> Steps[Memory
     """Recall memories relevant to ``request`` for this user, agent and thread (read-only)."""
     return recall_steps(
         runtime.store,
-        user_id=ctx(runtime).user_id,
+        user_id=memory_user(runtime),
         agent=deps.config.name,
         thread_id=thread_id(),
         query=request,

@@ -18,7 +18,15 @@ from noema_graph.grounding.openings import opened_fields
 from noema_graph.grounding.recovery import call_signature, last_failure
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
-from noema_graph.nodes.common import TRUNCATED, ctx, emit, latest_request, stopwatch, thread_id
+from noema_graph.nodes.common import (
+    TRUNCATED,
+    ctx,
+    emit,
+    latest_request,
+    memory_user,
+    stopwatch,
+    thread_id,
+)
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usage_of
@@ -370,7 +378,7 @@ def remember(
     result = output["result"]
     failed = yield from persist_steps(
         runtime.store,
-        user_id=ctx(runtime).user_id,
+        user_id=memory_user(runtime),
         agent=deps.config.name,
         thread_id=thread_id(),
         request=latest_request(state.get("messages", [])),

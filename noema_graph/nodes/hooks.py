@@ -16,7 +16,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from noema_graph.config import AgentConfig
-from noema_graph.errors import HookVeto
+from noema_graph.errors import Forbidden, HookVeto
 from noema_graph.events import HookFailed
 from noema_graph.hooks import AGENT, HookCall
 from noema_graph.nodes.common import ctx, emit
@@ -38,9 +38,9 @@ def _keys(node: str, stage: Stage, *, first: bool, final: bool) -> list[str]:
 
 
 def _failure(node: str, stage: Stage, exc: Exception) -> HookFailure:
-    code: Literal["hook_error", "hook_veto"] = (
-        "hook_veto" if isinstance(exc, HookVeto) else "hook_error"
-    )
+    code: Literal["hook_error", "hook_veto", "forbidden"] = "hook_error"
+    if isinstance(exc, HookVeto):
+        code = "forbidden" if isinstance(exc, Forbidden) else "hook_veto"
     message = str(exc) if isinstance(exc, HookVeto) else f"{type(exc).__name__}: {exc}"
     return HookFailure(code=code, node=node, stage=stage, message=message)
 

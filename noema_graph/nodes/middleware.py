@@ -128,7 +128,7 @@ def stamp(spec: NodeSpec, update: dict[str, Any], *, final: bool) -> NodeOutcome
     """Return the typed outcome of ``spec``'s ``update`` (a failed hook decides it first)."""
     failure = update.get("hook_error")
     if failure is not None and not final:
-        kind = Outcome.TERMINATE if failure.code == "hook_veto" else Outcome.ERROR
+        kind = Outcome.ERROR if failure.code == "hook_error" else Outcome.TERMINATE
         return NodeOutcome(node=spec.name, outcome=kind.value, detail=failure.message)
     kind, detail = spec.outcome(update)
     return NodeOutcome(node=spec.name, outcome=kind.value, detail=detail[:200])

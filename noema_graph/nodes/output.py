@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from noema_graph.config import AgentConfig
+from noema_graph.errors import FORBIDDEN_MESSAGE
 from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
@@ -53,6 +54,7 @@ STOP_MESSAGES: dict[str, str] = {
     "hook_error": "A pre/post-process hook failed; the run was ended.",
     "hook_veto": "A pre/post-process hook vetoed the run.",
     "refused": "The request was refused before anything changed.",
+    "forbidden": FORBIDDEN_MESSAGE,
 }
 
 
@@ -155,7 +157,7 @@ def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     if reason == "llm_error":
         return {"llm_error": state.get("llm_error")}
     hook: HookFailure | None = state.get("hook_error")
-    if reason in ("hook_error", "hook_veto") and hook is not None:
+    if reason in ("hook_error", "hook_veto", "forbidden") and hook is not None:
         return hook.model_dump(mode="json")
     return None
 
@@ -248,7 +250,7 @@ def build_output(
             code=reason,
             message=STOP_MESSAGES[reason],
             details=_details(state, reason),
-            recoverable=reason not in ("llm_error", "hook_error"),
+            recoverable=reason not in ("llm_error", "hook_error", "forbidden"),
         )
     elif (code := unearned(result, validated, state.get("trace") or [], config)) is not None:
         error = AgentError(code=code, message=UNEARNED_MESSAGES[code], recoverable=True)

@@ -10,6 +10,7 @@ the ledger guards it). Every call is answered by exactly one ToolMessage, errors
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -18,7 +19,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.runtime import Runtime
 from pydantic_core import to_jsonable_python
 
-from noema_graph.context import RunScope, run_scope
+from noema_graph.context import RunContext, RunScope, run_scope
 from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
@@ -28,7 +29,7 @@ from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, rep
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
 from noema_graph.models.plain import plain
-from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id
+from noema_graph.nodes.common import Clock, Span, ctx, emit, preview, thread_id, user_of
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
@@ -39,7 +40,8 @@ from noema_graph.state.outcome import Outcome
 from noema_graph.storage.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.tools.arguments import check_arguments
 from noema_graph.tools.ask_user import ASK_USER
-from noema_graph.tools.results import ToolResult, child_usage
+from noema_graph.tools.injection import injected_of, without
+from noema_graph.tools.results import ToolFailure, ToolResult, child_usage
 
 NOT_RUN_CANCELLED = "Not executed: the run was cancelled."
 """The observation of a call the run's cancel stopped before it ran."""
@@ -151,8 +153,31 @@ def _thread(task: ToolTask) -> str:
     return thread_id() or task["run_id"]
 
 
+def _run_context(runtime: Runtime[Any]) -> RunContext:
+    """Return the run's context naming its learner (a subagent's run inherits it)."""
+    context, user = ctx(runtime), user_of(runtime)
+    return context if user is None or context.user_id == user else replace(context, user_id=user)
+
+
 def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
-    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=ctx(runtime))
+    return RunScope(trace_id=task["trace_id"], run_id=task["run_id"], context=_run_context(runtime))
+
+
+def _injected(
+    tool: BaseTool, given: Any, runtime: Runtime[Any]
+) -> tuple[Any, dict[str, Any], ToolFailure | None]:
+    """Split a call's arguments: the model's (its injected ones dropped) and the run's.
+
+    Returns the model's arguments, the injected values, and why the run cannot supply them.
+    """
+    injected = injected_of(tool)
+    if injected is None or not isinstance(given, dict):
+        return given, {}, None
+    own = without(given, injected.fields)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    try:
+        return own, dict(injected.supply(user_of(runtime))), None
+    except ToolFailure as failure:
+        return own, {}, failure
 
 
 def _error_message(task: ToolTask, text: str) -> ToolMessage:
@@ -262,11 +287,15 @@ def _one(
         span = clock.stop()
         return _result(task, _error_message(task, refusal), kind, span, runtime), span.seconds
     tool = tools[name]
-    args, invalid = check_arguments(tool, call.get("args"))
+    given, owned, unowned = _injected(tool, call.get("args"), runtime)
+    args, invalid = check_arguments(tool, given)
+    args = {**args, **owned}  # the run's values, never the model's
     error: tuple[str | None, dict[str, Any] | None] = ("invalid_input", None)
     refusal, refused = _ungrounded(task, tool, args, checked=invalid is None)
     if refusal is not None:
         invalid, error = refusal, refused
+    if unowned is not None:
+        invalid, error = unowned.message, (unowned.type, None)
     if invalid is not None:
         span = clock.stop()
         message = _error_message(task, invalid)

@@ -59,6 +59,11 @@ from noema_graph.noema.ops.reviews import (
 )
 from noema_graph.storage.sql.driver import Op
 
+OWNER_FIELDS = frozenset({"user_id"})
+"""Arguments that name the learner whose rows an operation reads or writes (reviews, card
+states). An agent never takes them from the model: the framework fills them with the run's
+learner (see :mod:`noema_graph.tools.injection`)."""
+
 DomainPermission = Literal["fs:read", "fs:write"]
 Idempotency = Literal["safe", "idempotent", "non_idempotent"]
 """Same values as ``noema_graph.tools.spec.Idempotency``."""
@@ -72,6 +77,11 @@ class DomainOperation(NamedTuple):
     permission: DomainPermission | None
     idempotency: Idempotency
     description: str
+
+    @property
+    def owner_fields(self) -> frozenset[str]:
+        """The arguments naming the learner whose rows it reads or writes (none: no learner)."""
+        return OWNER_FIELDS & self.input_model.model_fields.keys()
 
     @property
     def writes(self) -> bool:

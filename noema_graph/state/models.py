@@ -22,6 +22,7 @@ StopReason = Literal[
     "hook_error",
     "hook_veto",
     "refused",
+    "forbidden",
 ]
 StepKind = Literal[
     "plan",
@@ -280,7 +281,7 @@ class RunInfo(_Frozen):
 class HookFailure(_Frozen):
     """A pre/post hook that raised: the run ends cleanly with ``code`` as its error code."""
 
-    code: Literal["hook_error", "hook_veto"]
+    code: Literal["hook_error", "hook_veto", "forbidden"]
     node: str
     stage: Literal["pre_process", "post_process"]
     message: str

@@ -91,7 +91,7 @@ def run_outcome(*, success: bool, validated: bool | None, code: str | None) -> O
     """Return the outcome of a finished run from its output contract's fields.
 
     success -> SUCCESS (PARTIAL when the result did not match the output schema);
-    cancelled, loop_detected, hook_veto -> TERMINATE; llm_error, hook_error -> ERROR;
+    cancelled, loop_detected, hook_veto, forbidden -> TERMINATE; llm_error, hook_error -> ERROR;
     the other limits (iterations, time, tokens, cost) -> PARTIAL.
     """
     if success:

@@ -13,6 +13,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 
+from noema_graph.tools.injection import InjectedArgs
 from noema_graph.tools.results import ToolResult, render_observation
 from noema_graph.tools.runner import ToolRunner
 from noema_graph.tools.spec import ToolSpec
@@ -24,6 +25,9 @@ class NoemaStructuredTool(StructuredTool):
     LangChain marks a message ``error`` only when the tool raises, which would drop the
     artifact; this class keeps the artifact and sets the status from it instead.
     """
+
+    injected: InjectedArgs | None = None
+    """Arguments ``tool_node`` fills from the run (see :mod:`noema_graph.tools.injection`)."""
 
     def invoke(
         self, input: str | dict[str, Any] | Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -55,6 +59,8 @@ def to_langchain_tool(
 
     The args schema handed to LangChain is a JSON Schema dict, so LangChain passes the raw
     arguments through and the runner validates them into an observation, never an exception.
+    It leaves out the spec's injected arguments (what the model sees); the tool carries them
+    (``injected``) for ``tool_node`` to fill.
     """
 
     def call(**arguments: Any) -> tuple[str, ToolResult]:
@@ -72,5 +78,9 @@ def to_langchain_tool(
         func=call,
         coroutine=acall,
         response_format="content_and_artifact",
-        metadata={"idempotency": spec.idempotency, "permission": spec.permission},
+        injected=spec.injected,
+        metadata={
+            "idempotency": spec.idempotency,
+            "permission": spec.permission,
+        },
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from noema_graph.config import Permission
 from noema_graph.errors import ConfigurationError
+from noema_graph.tools.injection import InjectedArgs, hide_fields
 
 Idempotency = Literal["safe", "idempotent", "non_idempotent"]
 """``safe``: no side effects; ``idempotent``: repeating has the same effect as once;
@@ -51,6 +52,8 @@ class ToolSpec:
         permission: Permission the call needs, or None.
         idempotency: Whether the runner may repeat the call on a transient error.
         timeout_s: Optional per-tool timeout; the smaller of it and the context's applies.
+        injected: Arguments the framework fills from the run (the learner's ``user_id``),
+            left out of the schema the model sees; see :mod:`noema_graph.tools.injection`.
     """
 
     name: str
@@ -60,6 +63,7 @@ class ToolSpec:
     permission: Permission | None = None
     idempotency: Idempotency = "non_idempotent"
     timeout_s: float | None = None
+    injected: InjectedArgs | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "_").isidentifier():
@@ -82,7 +86,12 @@ class ToolSpec:
         return "context" in inspect.signature(self.handler).parameters
 
     def json_schema(self) -> dict[str, Any]:
-        """Return the arguments' JSON Schema (what the model sees)."""
+        """Return the arguments' JSON Schema as the model sees it: no injected argument."""
+        hidden = self.injected.fields if self.injected is not None else frozenset[str]()
+        return hide_fields(self.full_json_schema(), hidden) if hidden else self.full_json_schema()
+
+    def full_json_schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of every argument, the injected ones included."""
         if isinstance(self.input_schema, dict):
             return self.input_schema
         return self.input_schema.model_json_schema()

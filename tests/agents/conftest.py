@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.agents import build_agent
-from noema_graph.agents.learners import Learner, learner_request
+from noema_graph.agents.learners import Learner
 from noema_graph.context import RunContext
 from noema_graph.noema import DemoSummary, write_demo_data
 
@@ -85,7 +85,7 @@ def run_agent_graph() -> Callable[..., dict[str, Any]]:
             overrides=PRICES if read else {**PRICES, "request_reader": None},
         )
         return graph.invoke(
-            {"messages": [("user", learner_request(request, learner))]},
+            {"messages": [("user", request)]},
             {"configurable": {"thread_id": thread}},
             context=context or RunContext(user_id=learner.name),
         )

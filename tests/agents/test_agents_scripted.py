@@ -51,8 +51,10 @@ def test_learning_picks_a_due_card(scripted: Any, demo: DemoSummary, run_agent_g
     with LearningStore.open(demo.path) as store:
         due_now = store.call("list_due_cards", user_id=1, limit=500, include_new=False)
     assert result.card_id in {c.card.id for c in due_now.cards}
-    # the request carried the learner, the prompt the agent's instructions
-    assert "user_id 1" in model.prompts[0][-1].content
+    # the run named the learner (injected into the call), never the request's text
+    assert model.prompts[0][-1].content == "What should I study next?"
+    tool = next(s for s in out.reasoning.steps if s.kind == "tool")
+    assert tool.action is not None and tool.action.input["user_id"] == 1
     assert "learning agent" in model.prompts[0][0].content
 
 
@@ -281,20 +283,22 @@ def test_a_bad_tool_argument_is_an_observation_not_a_crash(
     model = scripted(
         plan_reply("Pick"),
         tools_reply(
-            call("list_due_cards", {"user_id": 999}), call("list_due_cards", {"user_id": "ada"})
+            call("list_due_cards", {"user_id": 999, "limit": "many"}),
+            call("list_due_cards", {"limit": 5, "deck_id": 4}),
         ),
         text("gave up"),
         # no structured answer is asked for: with no tool result it could only be invented
     )
     state = run_agent_graph("learning", model, demo.path, "Next?")
     steps = [s for s in state["output"]["reasoning"]["steps"] if s["kind"] == "tool"]
-    # an id the run has not seen is refused before the tool runs, naming the seen ones
-    assert steps[0]["observation"].startswith("Invalid argument 'user_id'")
-    assert "999 is no user this run has seen (seen: 1)" in steps[0]["observation"]
-    # the schema check answers a wrong type before the tool runs, naming the argument
-    assert steps[1]["observation"] == (
-        "Invalid argument 'user_id' for tool 'list_due_cards': expected integer, got 'ada'."
+    # the schema check answers a wrong type before the tool runs, naming the argument (the
+    # user_id the model wrote is dropped: the run's learner is injected)
+    assert steps[0]["observation"] == (
+        "Invalid argument 'limit' for tool 'list_due_cards': expected integer, got 'many'."
     )
+    # an argument the agent is not offered is refused the same way
+    assert steps[1]["observation"].startswith("Invalid argument")
+    assert "deck_id" in steps[1]["observation"]
     calls = state["output"]["metadata"]["tool_calls"]
     assert [c["status"] for c in calls] == ["error", "error"]
     # every tool call failed: whatever was answered is not a success

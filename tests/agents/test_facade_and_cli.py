@@ -41,7 +41,9 @@ def test_run_agent_returns_the_typed_output(scripted: Any, demo: DemoSummary) ->
     model = scripted(*_calibration_script())
     out = run_agent("calibration", "Calibrated?", user_id="cleo", model=model, db=demo.path)
     assert isinstance(out, AgentOutput) and out.validated and out.result == CLEO
-    assert "[learner: cleo, user_id 3]" in model.prompts[0][-1].content
+    assert model.prompts[0][-1].content == "Calibrated?"  # the learner is in the run only
+    tool = next(s for s in out.reasoning.steps if s.kind == "tool")
+    assert tool.action is not None and tool.action.input == {"user_id": 3}
 
 
 def test_run_agent_continues_a_thread(scripted: Any, demo: DemoSummary) -> None:

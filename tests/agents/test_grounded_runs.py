@@ -39,7 +39,7 @@ def test_a_small_model_follows_the_default_plan_and_writes_only_the_words(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
     # one model call: the tool step's arguments are all determined (user_id from the
-    # request), and brier, ece and bias come from the tool even though the model wrote others
+    # run), and brier, ece and bias come from the tool even though the model wrote others
     model = scripted(
         structured("CalibrationAdvice", brier=0.9, ece=0.9, bias=-0.9, advice=BEN_ADVICE),
         **SMALL,

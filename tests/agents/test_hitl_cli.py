@@ -208,12 +208,15 @@ def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSumm
 
 def test_a_subagent_never_pauses_for_the_user(scripted: Any, demo: DemoSummary) -> None:
     from noema_graph.agents import build_agent
+    from noema_graph.context import RunContext
     from tests.agents.conftest import PRICES, tutor_consults_calibration
 
     model = scripted(*tutor_consults_calibration())
     overrides = {**PRICES, "clarify": True, "confirm_non_idempotent": True}
     graph = build_agent("socratic_tutor", model=model, db=demo.path, overrides=overrides)
-    out = graph.invoke({"messages": [("user", "Quiz me. [learner: ada, user_id 1]")]})["output"]
+    out = graph.invoke({"messages": [("user", "Quiz me.")]}, context=RunContext(user_id="ada"))[
+        "output"
+    ]
     assert out["success"]
     parent = next(n for n in model.bound_tool_names if "consult_calibration" in n)
     child = next(n for n in model.bound_tool_names if "compute_calibration" in n)

@@ -100,14 +100,17 @@ async def test_socratic_tutor_consults_calibration_async(scripted: Any, demo: De
     model = scripted(*tutor_consults_calibration())
     graph = build_agent("socratic_tutor", model=model, db=demo.path, overrides=PRICES)
     state = await graph.ainvoke(
-        {"messages": [("user", "Quiz me. [learner: ada, user_id 1]")]},
-        context=RunContext(user_id="ada", trace_id="t-async"),
+        {"messages": [("user", "Quiz me.")]},
+        context=RunContext(user_id="cleo", trace_id="t-async"),
     )
     out = AgentOutput.model_validate(state["output"])
     assert out.validated and out.metadata.token_usage.total_tokens == 8 * 15
     child = _consult_tool_step(state, "consult_calibration")["action"]["output"]["agent_output"]
     assert child["metadata"]["agent_name"] == "calibration"
     assert child["metadata"]["trace_id"] == "t-async"
+    # the child ran for the parent's learner whatever user_id the model wrote (1)
+    (measured,) = [s for s in child["reasoning"]["steps"] if s["kind"] == "tool"]
+    assert measured["action"]["input"] == {"user_id": 3}
 
 
 def test_child_context_outside_a_run_starts_at_depth_one() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from noema_graph.agents import build_agent
-from noema_graph.agents.learners import Learner, learner_request
+from noema_graph.agents.learners import Learner
 from noema_graph.context import RunContext
 from noema_graph.evals import Trajectory, TrajectoryRecorder
 from noema_graph.noema import write_demo_data
@@ -168,7 +168,7 @@ def _run(agent: str, script: list[Any], folder: Path, name: str) -> Trajectory:
     graph = build_agent(agent, model=model, db=db, checkpointer=InMemorySaver())
     learner = Learner(2, "ben")
     state = graph.invoke(
-        {"messages": [("user", learner_request("Please help.", learner))]},
+        {"messages": [("user", "Please help.")]},
         {"configurable": {"thread_id": name}},
         context=RunContext(user_id=learner.name),
     )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from noema_graph.agents import build_agent
-from noema_graph.agents.learners import Learner, learner_request
+from noema_graph.agents.learners import Learner
 from noema_graph.context import RunContext
 from noema_graph.noema import DemoSummary, write_demo_data
 
@@ -49,7 +49,7 @@ def run_turn(
     """Run one user turn of ``agent`` and return the final state."""
     graph = build_agent(agent, model=model, db=db, checkpointer=checkpointer, overrides=PRICES)
     return graph.invoke(
-        {"messages": [("user", learner_request(request, learner))]},
+        {"messages": [("user", request)]},
         {"configurable": {"thread_id": thread}},
         context=RunContext(user_id=learner.name),
     )

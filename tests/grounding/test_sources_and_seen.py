@@ -61,7 +61,7 @@ def test_a_source_that_is_not_one_is_refused_naming_it() -> None:
 
 
 def test_seen_values_come_from_the_request_and_the_tool_results() -> None:
-    request = "Move card 5 into Geography. [learner: ben, user_id 2]"
+    request = "Move card 5 of user_id 2 into Geography."
     seen = seen_in(request, [ok("list_categories", {}, CATEGORIES)])
     assert seen.ids["card"] == {5: None}
     assert seen.ids["user"] == {2: None}
@@ -208,9 +208,9 @@ def test_of_a_choice_of_tools_the_one_taking_the_named_record_is_kept(tmp_path: 
     registry = domain_registry(tmp_path / "s.sqlite", ["flag_card", "flag_quality_issues"])
     tools = registry.as_langchain_tools(permissions=("fs:read", "fs:write"), timeout_s=10)
     step = TaskStep(description="Flag", tool="flag_card|flag_quality_issues")
-    named = planned_turn(step, tools, "Card 33 is misleading. [learner: ada, user_id 1]", [])
+    named = planned_turn(step, tools, "Card 33 is misleading.", [])
     assert [t.name for t in named.tools] == ["flag_card"] and named.call is None
-    scan = planned_turn(step, tools, "Find bad cards. [learner: ada, user_id 1]", [])
+    scan = planned_turn(step, tools, "Find bad cards.", [])
     assert [t.name for t in scan.tools] == ["flag_quality_issues"]
     assert scan.call is not None and scan.call["args"] == {}  # made without the model
 
