@@ -30,7 +30,6 @@ from noema_graph.agents.intent import (
     classifier_for,
     language_known,
 )
-from noema_graph.agents.learners import LEARNER_MARKER
 from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
 from noema_graph.grounding.arguments import references
 from noema_graph.grounding.reading import RequestReader, input_problem, writes
@@ -39,12 +38,6 @@ from noema_graph.state.models import Reference, Refusal, RequestReading
 
 LANGUAGES = "English, French or Spanish"
 _IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
-
-
-def _plain(request: str) -> str:
-    """Return the request without the learner identity the framework appends."""
-    at = request.find(LEARNER_MARKER)
-    return request[:at].rstrip() if at >= 0 else request
 
 
 def _options(schema: Mapping[str, Any]) -> list[str]:
@@ -86,7 +79,7 @@ class AgentReader:
 
     def __call__(self, request: str) -> RequestReading:
         """Return the reading of ``request``."""
-        text = _plain(request)
+        text = request
         problem = input_problem(text)
         if problem is None and not language_known(text):
             message = f"I cannot read this request; write it in {LANGUAGES}."
