@@ -86,7 +86,7 @@ def test_the_language_check_reads_function_words() -> None:
     assert language_known("¿Cómo voy con mis tarjetas?")
     assert language_known("Find bad cards.")  # short: the benefit of the doubt
     assert not language_known("Wie gut lerne ich im Moment insgesamt eigentlich?")
-    assert not language_known("最近の学習の調子はどうですか？")
+    assert not language_known("最近の学習の調子はどうですか")
 
 
 def test_several_records_of_the_first_reference_make_one_call_each() -> None:
