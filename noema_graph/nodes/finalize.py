@@ -15,7 +15,7 @@ from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
 from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
 from noema_graph.grounding.openings import opened_fields
-from noema_graph.grounding.recovery import call_signature, last_failure
+from noema_graph.grounding.recovery import call_signature, domain_failure, last_failure
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
 from noema_graph.nodes.common import (
@@ -196,7 +196,10 @@ def stopped_result(state: AgentState, reason: StopReason) -> str:
     if reason == "refused" and reading is not None and reading.refusal is not None:
         return reading.refusal.message
     partial = partial_result(state.get("plan"))
-    failed = last_failure(state.get("trace") or []) if reason == "loop_detected" else None
+    trace = state.get("trace") or []
+    if reason == "loop_detected" and (failure := domain_failure(trace)) is not None:
+        return f"{partial}\n{failure[1]}" if partial else failure[1]
+    failed = last_failure(trace) if reason == "loop_detected" else None
     if failed is None or failed.action is None:
         return partial
     call = call_signature(failed.action.tool, failed.action.input)

@@ -21,6 +21,7 @@ from typing import Any
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import FORBIDDEN_MESSAGE
+from noema_graph.grounding.recovery import domain_failure
 from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
@@ -242,7 +243,10 @@ def build_output(
     """
     error = None
     refusal = _refusal(state) if reason == "refused" else None
-    if refusal is not None:
+    failure = domain_failure(state.get("trace") or []) if reason == "loop_detected" else None
+    if failure is not None:  # the loop guard stays internal: the learner reads the problem
+        error = AgentError(code=failure[0], message=failure[1], details={"stop": reason})
+    elif refusal is not None:
         details = {"candidates": list(refusal.candidates)} if refusal.candidates else None
         error = AgentError(code=refusal.code, message=refusal.message, details=details)
     elif reason is not None:

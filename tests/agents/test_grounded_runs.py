@@ -160,10 +160,13 @@ def test_an_identical_failed_call_is_not_sent_again(
     assert second["observation"].startswith(
         "Not executed: an identical flag_card call already failed"
     )
-    assert state["output"]["error"]["code"] == "loop_detected"
-    assert 'Stopped: flag_card({"card_id": 999, "reason": "vague"}) failed' in str(
-        state["output"]["result"]
-    )
+    # the loop guard stopped the run, but the learner reads the domain problem
+    error = state["output"]["error"]
+    assert (error["code"], error["message"]) == ("not_found", "There is no card 999.")
+    assert error["details"] == {"stop": "loop_detected"}
+    assert state["output"]["metadata"]["stop_reason"] == "loop_detected"
+    assert str(state["output"]["result"]).endswith("There is no card 999.")
+    assert "Not executed" not in str(state["output"]["result"])
 
 
 def _definition(**fields: Any) -> AgentDefinition:

@@ -77,6 +77,10 @@ def _scripts(gold: dict[str, Any]) -> dict[str, list[Any]]:
     }
 
 
+UNREAD = {"taxonomy_curator-1"}
+"""Items recorded without the agent's request reader (see ``recorded``)."""
+
+
 @pytest.fixture(scope="module")
 def recorded(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Record the five scripted runs; return the folder with dataset.json and runs.json."""
@@ -86,9 +90,12 @@ def recorded(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory)
     trajectories = {}
     for item_id, script in _scripts(gold).items():
         model = ScriptedChatModel(script=script)
+        # the wrong move must reach the store to be scored: no request reading, which
+        # would refuse a category the request does not name
+        overrides = {**PRICES, "request_reader": None} if item_id in UNREAD else PRICES
         trajectory = run_item(
             items[item_id], agent=items[item_id].tag("agent") or "", model=model,
-            master=Path(demo_master.path), workdir=folder, overrides=PRICES,
+            master=Path(demo_master.path), workdir=folder, overrides=overrides,
         )  # fmt: skip
         model.assert_complete()
         assert "run_error" not in trajectory.metadata, trajectory.metadata
