@@ -12,8 +12,9 @@ agent definition), keyed by node name, or by ``"agent"`` for the run as a whole:
   whose ``"output"`` is the output contract. Returning None keeps the update.
 
 Raise :class:`~noema_graph.errors.HookVeto` to stop the run on purpose (e.g. veto a plan):
-the run ends in ``finalize`` with error code ``hook_veto``. Any other exception ends it
-with ``hook_error``. Either way the output names the node, the stage and the message, and a
+the run ends in ``finalize`` with error code ``hook_veto`` (``forbidden`` for its subclass
+:class:`~noema_graph.errors.Forbidden`: a request for another learner's data). Any other
+exception ends it with ``hook_error``. Either way the output names the node, the stage and the message, and a
 failed post hook of ``finalize`` drops the result (a redaction that failed must not leak).
 
 Example:

@@ -65,7 +65,7 @@ def test_diagnostic_reads_stats_and_history(
         stats = store.call("learning_stats", user_id=1)
     model = scripted(
         plan_reply("Diagnose"),
-        tools_reply(  # the request names learner 1 (ada): another id would be refused
+        tools_reply(  # the run's learner (ada, 1) is injected into both calls
             call("learning_stats", {"user_id": 1}),
             call("get_review_history", {"user_id": 1, "limit": 20}),
         ),

@@ -191,3 +191,33 @@ def test_a_request_naming_another_learner_is_forbidden(
     assert output["error"]["message"] == "You can only see your own data."
     assert _tool_steps(state) == [] and model.prompts == []
     assert _due(demo.path, BEN.id)[2] == before
+
+
+def test_calls_run_together_each_get_the_learner_of_the_config(
+    scripted: Any, demo: DemoSummary
+) -> None:
+    with LearningStore.open(demo.path) as store:
+        stats = store.call("learning_stats", user_id=BEN.id)
+    model = scripted(
+        plan_reply("Diagnose"),
+        tools_reply(  # one group: safe calls run concurrently, each reads the run's config
+            call("learning_stats", {}), call("get_review_history", {"limit": 5})
+        ),
+        text("read"),
+        structured(
+            "Diagnosis",
+            retention=stats.retention,
+            lapses=stats.lapses,
+            patterns=["p"],
+            weak_areas=["w"],
+            summary="s",
+        ),
+    )
+    graph = build_agent(
+        "diagnostic", model=model, db=demo.path, checkpointer=InMemorySaver(), overrides=PRICES
+    )
+    config: Any = {"configurable": {"thread_id": "t1", "user_id": "ben"}}
+    state = graph.invoke({"messages": [("user", "How am I doing?")]}, config)
+    steps = _tool_steps(state)
+    assert len(steps) == 2 and all(s.status == "ok" for s in steps)
+    assert all(s.action is not None and s.action.input["user_id"] == BEN.id for s in steps)
