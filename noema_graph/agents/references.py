@@ -245,7 +245,7 @@ def _link_names(
         names_seen.append(name)
     known = {fold(n) for n in names.values()}
     for written in slot_names(request, kind):
-        if any(_near(written, k) for k in known):
+        if any(near(written, k) for k in known):
             continue
         if any(fold(n) in fold(written) for n in names_seen):
             continue
@@ -260,9 +260,15 @@ def _link_names(
         )
 
 
-def _near(written: str, name: str) -> bool:
-    """Return whether the words ``written`` begin with ``name`` (folded), or nearly."""
+def near(written: str, name: str) -> bool:
+    """Return whether the words ``written`` begin ``name`` or begin with it (folded), or nearly.
+
+    A slot reads capitalised words only, so it may hold just the start of a name
+    (``the concept Capital cities``: ``Capital``).
+    """
     words = fold(written).split()
+    if name.startswith(" ".join(words)) or " ".join(words).startswith(name):
+        return True
     return any(
         difflib.SequenceMatcher(None, " ".join(words[:k]), name).ratio() >= FUZZY
         for k in range(1, len(words) + 1)

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from noema_graph.agents.intent import language_known
-from noema_graph.agents.references import fold, ids_named, names_named, slot_names
+from noema_graph.agents.references import near, fold, ids_named, names_named, slot_names
 from noema_graph.grounding.reading import (
     MAX_REQUEST_CHARS,
     bound_calls,
@@ -66,7 +66,7 @@ def test_ids_after_their_noun_in_three_languages(
     assert ids_named(request_text, kind) == ids
 
 
-def test_names_match_in_any_case_without_accents_or_nearly_and_not_inside_quotes() -> None:
+def test_names_match_in_any_case_without_accents_ornearly_and_not_inside_quotes() -> None:
     found = names_named("mets la carte dans GÉOGRAPHY puis Capitales", CATEGORIES)
     assert [(i, round(s, 1)) for i, _, s, _ in found] == [(7, 1.0), (8, 0.9)]
     assert names_named("Move card 5 ('What is the chemistry of cells?')", CATEGORIES) == []
@@ -79,6 +79,9 @@ def test_a_capitalised_name_beside_its_noun_is_read_as_a_slot() -> None:
     ]
     assert slot_names("Range la carte dans la catégorie Histoire.", "category") == ["Histoire"]
     assert slot_names("Link the concept Halogens to Alkali metals.", "category") == []
+    # a slot holds capitalised words only: the start of a longer name is that name
+    assert slot_names("Link the concept Capital cities to Europe.", "concept") == ["Capital"]
+    assert near("Capital", "capital cities") and not near("Astronomy", "chemistry")
 
 
 def test_the_language_check_reads_function_words() -> None:
