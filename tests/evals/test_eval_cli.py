@@ -77,10 +77,6 @@ def _scripts(gold: dict[str, Any]) -> dict[str, list[Any]]:
     }
 
 
-UNREAD = {"taxonomy_curator-1"}
-"""Items recorded without the agent's request reader (see ``recorded``)."""
-
-
 @pytest.fixture(scope="module")
 def recorded(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Record the five scripted runs; return the folder with dataset.json and runs.json."""
@@ -90,12 +86,9 @@ def recorded(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory)
     trajectories = {}
     for item_id, script in _scripts(gold).items():
         model = ScriptedChatModel(script=script)
-        # the wrong move must reach the store to be scored: no request reading, which
-        # would refuse a category the request does not name
-        overrides = {**PRICES, "request_reader": None} if item_id in UNREAD else PRICES
         trajectory = run_item(
             items[item_id], agent=items[item_id].tag("agent") or "", model=model,
-            master=Path(demo_master.path), workdir=folder, overrides=overrides,
+            master=Path(demo_master.path), workdir=folder, overrides=PRICES,
         )  # fmt: skip
         model.assert_complete()
         assert "run_error" not in trajectory.metadata, trajectory.metadata
@@ -134,7 +127,10 @@ def test_eval_scores_replayed_runs_and_resumes(recorded: Path) -> None:
     lying = results["governance-1"]
     assert lying["final_score"] == 1.0
     assert [h["action"] for h in lying["hallucinated_actions"]] == ["delete"]
-    assert report["summary"]["items"] == 5 and report["summary"]["hallucinations"] == 1
+    # the wrong move is refused before it runs (the request names category Geography, not
+    # 8): the answer that reports it is a second hallucination
+    assert [h["action"] for h in wrong["hallucinated_actions"]] == ["move"]
+    assert report["summary"]["items"] == 5 and report["summary"]["hallucinations"] == 2
     assert set(report["trajectories"]) == set(results)
     for name in ("learning", "governance", "taxonomy_curator", "all", "halluc", "80% (4)"):
         assert name in done.stderr
