@@ -45,6 +45,7 @@ from noema_graph.nodes.plan_steps import (
     planned,
     planned_call_message,
     planned_turn,
+    spread_calls,
     steps_done,
 )
 from noema_graph.nodes.routing import pending_tool_calls
@@ -234,6 +235,7 @@ def _apply(
     extra: list[ToolMessage],
     seconds: float,
     trace: list[ReasoningStep],
+    tools: Sequence[BaseTool] = (),
 ) -> dict[str, Any]:
     message = as_ai_message(response, used_call_ids(state.get("messages") or []))
     thought = message.text
@@ -244,6 +246,7 @@ def _apply(
         message = as_ai_message(
             message, used_call_ids(state.get("messages") or [])
         )  # same boundary
+    message = spread_calls(message, tools, state.get("trace") or [], state.get("reading"))
     iteration = int(state.get("iteration") or 0) + 1
     update: dict[str, Any] = {
         "messages": [*extra, message],
@@ -332,7 +335,7 @@ def execute_step(
             return {"cancelled": True, "messages": extra, "trace": trace, **advanced}
     if isinstance(response, LLMError):
         return {**_failure(state, runtime, response, extra, took[0]), **advanced}
-    update = _apply(state, runtime, deps, response, extra, took[0], trace)
+    update = _apply(state, runtime, deps, response, extra, took[0], trace, tools)
     return {**advanced, **update}
 
 

@@ -275,3 +275,31 @@ def planned_call_message(
 def planned(message: AIMessage) -> bool:
     """Return whether ``message`` is a plan step's call the graph made without the model."""
     return bool(message.response_metadata.get(PLANNED))
+
+
+def spread_calls(
+    message: AIMessage,
+    tools: Sequence[BaseTool],
+    trace: Sequence[ReasoningStep],
+    reading: RequestReading | None,
+) -> AIMessage:
+    """Return ``message`` with one call per record the request names, from the model's one.
+
+    A model that makes one write call for the first of several records the reading binds
+    (``cards 40 and 41``) wrote the other arguments (a flag's reason) for all of them: the
+    same call is made for each record left, so a one-call agent needs no turn per record.
+    """
+    if reading is None or len(message.tool_calls) != 1:
+        return message
+    call = message.tool_calls[0]
+    tool = next((t for t in tools if t.name == call["name"]), None)
+    if tool is None or not writes(tool):
+        return message
+    todo = _unmade(tool, trace, reading)
+    if len(todo) < 2 or any(call["args"].get(k) != v for k, v in todo[0].items()):
+        return message
+    more = [
+        {**call, "args": {**call["args"], **bound}, "id": f"{call['id']}_{index}"}
+        for index, bound in enumerate(todo[1:], 1)
+    ]
+    return message.model_copy(update={"tool_calls": [call, *more]})

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from noema_graph.noema import DemoSummary
-from tests.scripted import call, plan_reply, reflection_reply, structured, text, tools_reply
+from tests.scripted import call, plan_reply, structured, text, tools_reply
 
 Run = Callable[..., dict[str, Any]]
 SMALL = {"metadata": {"noema_plans": False}}
@@ -102,17 +102,15 @@ def test_an_unknown_card_id_reads_as_the_domain_problem(
     assert "loop" not in out["error"]["message"]
 
 
-def test_two_cards_named_give_two_calls_for_a_model_that_makes_one_per_turn(
+def test_two_cards_named_give_two_calls_from_a_model_that_makes_one(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
     capitals = _category_id(demo.path, "Capitals")
     model = scripted(
         plan_reply("Move the cards"),
         tools_reply(call("list_categories", {})),
+        # one call, for the first card: the graph makes the same call for the second
         tools_reply(call("move_card", {"card_id": 31, "category_id": capitals})),
-        # the step waits for the second card the request names
-        tools_reply(call("move_card", {"card_id": 47, "category_id": capitals})),
-        reflection_reply("continue"),
         text("moved both"),
         structured("TaxonomyReport", moves=[], suggestions=[], summary="Both moved."),
     )
@@ -189,3 +187,20 @@ def test_another_agents_job_is_refused(
     assert state["output"]["error"]["code"] == "invalid_input"
     assert "not something the governance agent does" in state["output"]["error"]["message"]
     assert _store(demo.path) == before
+
+
+def test_a_one_call_agent_flags_both_cards_named_with_the_reason_the_model_wrote(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    model = scripted(
+        tools_reply(call("flag_card", {"card_id": 40, "reason": "wrong", "severity": "high"})),
+        structured("GovernanceReport", flagged=[], cards_scanned=0, summary="Flagged."),
+        **SMALL,
+    )
+    request = "Marca las tarjetas 40 y 41, ambas tienen errores."
+    state = run_agent_graph("governance", model, demo.path, request)
+    flags = [a for t, a, _ in _tools(state) if t == "flag_card"]
+    assert [(a["card_id"], a["reason"]) for a in flags] == [(40, "wrong"), (41, "wrong")]
+    with sqlite3.connect(demo.path) as conn:
+        rows = conn.execute("SELECT card_id FROM card_flags WHERE reason = 'wrong'").fetchall()
+    assert sorted(r[0] for r in rows) == [40, 41]

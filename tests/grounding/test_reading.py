@@ -8,7 +8,7 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from noema_graph.agents.intent import language_known
-from noema_graph.agents.references import near, fold, ids_named, names_named, slot_names
+from noema_graph.agents.references import fold, ids_named, names_named, near, slot_names
 from noema_graph.grounding.reading import (
     MAX_REQUEST_CHARS,
     bound_calls,
