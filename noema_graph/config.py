@@ -23,6 +23,7 @@ from pydantic import (
 from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.grounding.choices import choices_problem, parse_choices
 from noema_graph.grounding.openings import opening_problem, parse_opening
+from noema_graph.grounding.reading import RequestReader
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
 
@@ -199,6 +200,12 @@ class AgentConfig(BaseModel):
         default=(),
         description="The agent's default plan: a model that does not plan (the embedded one) "
         "follows it step by step, a model that plans refines it.",
+    )
+    request_reader: RequestReader | None = Field(
+        default=None,
+        description="Reads the request before any tool runs: whether it asks for a change "
+        "or a question, and the records it refers to (see noema_graph.grounding.reading); "
+        "None: no check, every offered tool may run.",
     )
     answer_sources: dict[str, str] = Field(
         default_factory=dict[str, str],

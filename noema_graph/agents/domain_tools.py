@@ -22,7 +22,7 @@ from pydantic import create_model
 from noema_graph.agents.journaling import journaled_call
 from noema_graph.agents.views import AGENT_VIEWS
 from noema_graph.errors import ConfigurationError
-from noema_graph.noema.errors import ToolInputError
+from noema_graph.noema.errors import RecordNotFound, ToolInputError
 from noema_graph.noema.location import store_location
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.ops.common import OpInput
@@ -50,9 +50,10 @@ def _handler(name: str, db: str | Path) -> Callable[..., Any]:
                 return journaled_call(store, name, arguments, view)  # journal, dry runs
         except ToolInputError as exc:
             fix = ToolFix.model_validate(exc.fix_call) if exc.fix_call else None
-            raise ToolFailure(
-                str(exc), type_="invalid_input", details={"field": exc.field}, fix=fix
-            ) from None
+            missing = isinstance(exc, RecordNotFound)
+            details = {"field": exc.field, **({"plain": exc.plain} if missing else {})}
+            kind = "not_found" if missing else "invalid_input"
+            raise ToolFailure(str(exc), type_=kind, details=details, fix=fix) from None
         except store_errors() as exc:
             if _transient(exc):
                 raise TransientToolFailure(f"{name}: database busy: {exc}") from None

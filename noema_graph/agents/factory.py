@@ -14,6 +14,7 @@ from langgraph.store.base import BaseStore
 from noema_graph.agents.definition import AgentDefinition, AgentLimits
 from noema_graph.agents.domain_tools import domain_registry
 from noema_graph.agents.learner_context import run_learner, with_learner_hooks
+from noema_graph.agents.reader import request_reader
 from noema_graph.agents.registry import AgentRegistry, default_registry
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
@@ -117,6 +118,9 @@ def build_agent(
     tools += _subagent_tools(
         definition, model=model, db=path, registry=registry, overrides=overrides
     )
+    if "request_reader" not in overrides:
+        reader = request_reader(definition.name, definition.description, tools, path)
+        config = config.model_copy(update={"request_reader": reader})
     return build_agent_graph(
         config, model=model, tools=tools, checkpointer=checkpointer, store=store
     )

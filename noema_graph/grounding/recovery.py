@@ -112,3 +112,36 @@ def repeated_failure_text(tool: str, previous: dict[str, Any]) -> str:
         f"Not executed: an identical {tool} call already failed in this run with: "
         f"{previous.get('error', '')}.{then}"
     )
+
+
+DOMAIN_CODES = frozenset({"not_found", "invalid_input", "forbidden"})
+"""Tool error types that name a domain problem the learner can read and fix."""
+
+
+def domain_failure(trace: Sequence[ReasoningStep]) -> tuple[str, str] | None:
+    """Return ``(code, message)`` of the domain error behind the latest failed call, if any.
+
+    The latest failure may be the loop guard's refusal of a repeat; the error is that of
+    the first identical call, in the learner's words where the tool gave them (its
+    details' ``plain``, e.g. ``There is no card 250.``).
+    """
+    failed = last_failure(trace)
+    if failed is None or failed.action is None:
+        return None
+    signature = call_signature(failed.action.tool, failed.action.input)
+    for step in _tool_steps(trace):
+        action = step.action
+        if (
+            action is None
+            or step.status != "error"
+            or step.error_type not in DOMAIN_CODES
+            or call_signature(action.tool, action.input) != signature
+        ):
+            continue
+        output: Any = action.output
+        error: Any = output.get("error") if isinstance(output, dict) else None
+        details: Any = error.get("details") if isinstance(error, dict) else None
+        plain = details.get("plain") if isinstance(details, dict) else None
+        message = plain or (error.get("message") if isinstance(error, dict) else None)
+        return str(step.error_type), str(message or step.observation or "")
+    return None

@@ -23,6 +23,7 @@ from noema_graph.config import AgentConfig
 from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
+from noema_graph.grounding.reading import offered
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import (
@@ -39,10 +40,12 @@ from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.llm import as_ai_message, call_model, usage_of, used_call_ids
 from noema_graph.nodes.output import grounded
 from noema_graph.nodes.plan_steps import (
+    holding,
     narrowed,
     planned,
     planned_call_message,
     planned_turn,
+    spread_calls,
     steps_done,
 )
 from noema_graph.nodes.routing import pending_tool_calls
@@ -108,24 +111,28 @@ def _step_model(
 
 def _offer(
     state: AgentState, deps: AgentDeps, tools: list[BaseTool]
-) -> tuple[list[BaseTool], dict[str, dict[str, Any]] | None, dict[str, Any] | None]:
-    """Return this turn's tools, their narrowed schemas and a determined call, if any.
+) -> tuple[list[BaseTool], dict[str, dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Return this turn's tools, their narrowed schemas and the determined calls, if any.
 
-    The schemas are narrowed to what the run has seen (for the grammar); the call is that of
-    a plan step whose arguments are all determined (the model is not asked).
+    The write tools the request's reading does not ask for are not offered. The schemas are
+    narrowed to what the run has seen (for the grammar); the calls are those of a plan step
+    whose arguments are all determined (the model is not asked).
     """
+    reading = state.get("reading")
+    tools = offered(tools, reading)
     if not tools:
-        return tools, None, None
+        return tools, None, []
     plan, trace = state.get("plan"), state.get("trace") or []
     request = latest_request(state.get("messages", []))
     step = plan.current_step if plan is not None else None
     if step is not None and step.tool:
-        turn = planned_turn(step, tools, request, trace)
+        turn = planned_turn(step, tools, request, trace, reading)
         if turn.tools:
-            return turn.tools, turn.schemas, turn.call
+            calls = list(turn.calls) or ([turn.call] if turn.call is not None else [])
+            return turn.tools, turn.schemas, calls
     if deps.protocol != "react":
-        return tools, None, None
-    return tools, {name: a.schema for name, a in narrowed(tools, request, trace).items()}, None
+        return tools, None, []
+    return tools, {name: a.schema for name, a in narrowed(tools, request, trace).items()}, []
 
 
 NEXT_STEP = "Now do step"
@@ -244,6 +251,7 @@ def _apply(
     extra: list[ToolMessage],
     seconds: float,
     trace: list[ReasoningStep],
+    tools: Sequence[BaseTool] = (),
 ) -> dict[str, Any]:
     message = as_ai_message(response, used_call_ids(state.get("messages") or []))
     thought = message.text
@@ -254,6 +262,7 @@ def _apply(
         message = as_ai_message(
             message, used_call_ids(state.get("messages") or [])
         )  # same boundary
+    message = spread_calls(message, tools, state.get("trace") or [], state.get("reading"))
     iteration = int(state.get("iteration") or 0) + 1
     update: dict[str, Any] = {
         "messages": [*extra, message],
@@ -321,18 +330,18 @@ def execute_step(
     step's result), plan (advanced when the step is done), iteration, usage, trace. The
     routers send the run here only when the model may be called.
     """
-    state, advanced = _steps_done(state)
+    state, advanced = yield from _steps_done(state, deps)
     plan = state.get("plan")
     if plan is not None and plan.is_complete:  # the last tool step succeeded: answer now
         return advanced
     step = plan.current_step if plan is not None else None
     with stopwatch() as took:
         tools = [] if answer_only_note(state, deps.config) else (yield from list_tools(deps))
-        tools, schemas, call = _offer(state, deps, tools)
+        tools, schemas, calls = _offer(state, deps, tools)
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
-            if call is not None and step is not None:  # every argument determined
-                response: Any = planned_call_message(step, call)
+            if calls and step is not None:  # every argument determined
+                response: Any = planned_call_message(step, calls[0], calls)
             else:
                 model = _step_model(state, deps, tools, schemas)
                 response = yield from call_model(
@@ -344,16 +353,21 @@ def execute_step(
             return {"cancelled": True, "messages": extra, "trace": trace, **advanced}
     if isinstance(response, LLMError):
         return {**_failure(state, runtime, response, extra, took[0]), **advanced}
-    update = _apply(state, runtime, deps, response, extra, took[0], trace)
+    update = _apply(state, runtime, deps, response, extra, took[0], trace, tools)
     return {**advanced, **update}
 
 
-def _steps_done(state: AgentState) -> tuple[AgentState, dict[str, Any]]:
-    """Advance the plan over tool steps that are done; return the state seen and the update."""
+def _steps_done(state: AgentState, deps: AgentDeps) -> Steps[tuple[AgentState, dict[str, Any]]]:
+    """Advance the plan over tool steps that are done; return the state seen and the update.
+
+    A write step the request names several records for waits until each has its call.
+    """
     plan = state.get("plan")
     if plan is None:
         return state, {}
-    advanced = steps_done(plan, state.get("trace") or [])
+    trace, reading = state.get("trace") or [], state.get("reading")
+    pending = holding((yield from list_tools(deps)), trace, reading) if reading else None
+    advanced = steps_done(plan, trace, pending)
     if advanced is plan:
         return state, {}
     return {**state, "plan": advanced}, {"plan": advanced}

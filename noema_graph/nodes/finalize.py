@@ -17,7 +17,7 @@ from noema_graph.grounding.answers import merged, remaining_schema, sourced_fiel
 from noema_graph.grounding.checks import AnswerData, checked_answer
 from noema_graph.grounding.choices import chosen_schema, field_choices
 from noema_graph.grounding.openings import opened_fields
-from noema_graph.grounding.recovery import call_signature, last_failure
+from noema_graph.grounding.recovery import call_signature, domain_failure, last_failure
 from noema_graph.grounding.secrets import secret_values, shows_secret, unleaked
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
@@ -219,8 +219,14 @@ def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bo
 
 def stopped_result(state: AgentState, reason: StopReason) -> str:
     """Return the partial result of a stopped run; a loop's names the call that kept failing."""
+    reading = state.get("reading")
+    if reason == "refused" and reading is not None and reading.refusal is not None:
+        return reading.refusal.message
     partial = partial_result(state.get("plan"))
-    failed = last_failure(state.get("trace") or []) if reason == "loop_detected" else None
+    trace = state.get("trace") or []
+    if reason == "loop_detected" and (failure := domain_failure(trace)) is not None:
+        return f"{partial}\n{failure[1]}" if partial else failure[1]
+    failed = last_failure(trace) if reason == "loop_detected" else None
     if failed is None or failed.action is None:
         return partial
     call = call_signature(failed.action.tool, failed.action.input)

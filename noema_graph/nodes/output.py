@@ -21,11 +21,14 @@ from typing import Any
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import FORBIDDEN_MESSAGE
+from noema_graph.grounding.recovery import domain_failure
 from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
 from noema_graph.state.models import (
     HookFailure,
     ReasoningStep,
+    Refusal,
+    RequestReading,
     RunInfo,
     StopReason,
     TaskPlan,
@@ -51,6 +54,7 @@ STOP_MESSAGES: dict[str, str] = {
     "llm_error": "The model failed and retrying did not help.",
     "hook_error": "A pre/post-process hook failed; the run was ended.",
     "hook_veto": "A pre/post-process hook vetoed the run.",
+    "refused": "The request was refused before anything changed.",
     "forbidden": FORBIDDEN_MESSAGE,
 }
 
@@ -145,6 +149,11 @@ def unearned(
     return None if grounded(trace, config) else "ungrounded"
 
 
+def _refusal(state: Mapping[str, Any]) -> Refusal | None:
+    reading: RequestReading | None = state.get("reading")
+    return reading.refusal if reading is not None else None
+
+
 def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     if reason == "llm_error":
         return {"llm_error": state.get("llm_error")}
@@ -179,9 +188,13 @@ def _reasoning(
 ) -> AgentReasoning:
     trace: Sequence[ReasoningStep] = state.get("trace") or []
     iterations = int(state.get("iteration") or 0)
+    decision = decision_summary(state.get("plan"), iterations, tools_used(trace), reason)
+    reading: RequestReading | None = state.get("reading")
+    if reading is not None and reading.note:  # a write left undone: say what it would be
+        decision = f"{reading.note} {decision}"
     return AgentReasoning(
         steps=[TraceStep.model_validate(s, from_attributes=True) for s in trace],
-        decision=decision_summary(state.get("plan"), iterations, tools_used(trace), reason),
+        decision=decision,
         confidence=confidence(
             trace,
             iterations=iterations,
@@ -229,7 +242,14 @@ def build_output(
     nothing wrong with the result; otherwise ``error`` says why and ``outcome`` follows.
     """
     error = None
-    if reason is not None:
+    refusal = _refusal(state) if reason == "refused" else None
+    failure = domain_failure(state.get("trace") or []) if reason == "loop_detected" else None
+    if failure is not None:  # the loop guard stays internal: the learner reads the problem
+        error = AgentError(code=failure[0], message=failure[1], details={"stop": reason})
+    elif refusal is not None:
+        details = {"candidates": list(refusal.candidates)} if refusal.candidates else None
+        error = AgentError(code=refusal.code, message=refusal.message, details=details)
+    elif reason is not None:
         error = AgentError(
             code=reason,
             message=STOP_MESSAGES[reason],

@@ -13,6 +13,7 @@ from noema_graph.config import PlannedStep
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
+from noema_graph.grounding.reading import input_problem, may_write, writes
 from noema_graph.memory import MemoryRecall
 from noema_graph.models.profile import model_profile
 from noema_graph.nodes.common import (
@@ -35,6 +36,7 @@ from noema_graph.state.agent import AgentState
 from noema_graph.state.models import (
     PlanDraft,
     ReasoningStep,
+    RequestReading,
     TaskPlan,
     TaskStep,
     ToolTime,
@@ -155,6 +157,38 @@ def _planned(request: str, outcome: Planned) -> tuple[TaskPlan, ReasoningStep, U
     return fallback, step, usage
 
 
+def read_request(deps: AgentDeps, request: str) -> RequestReading | None:
+    """Return what the request asks (the agent's ``request_reader``), or None without one.
+
+    A request no reader should read (empty, too long, control characters) is refused here.
+    """
+    reader = deps.config.request_reader
+    if reader is None:
+        return None
+    problem = input_problem(request)
+    return RequestReading(refusal=problem) if problem is not None else reader(request)
+
+
+def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str]) -> TaskPlan:
+    """Return ``plan`` without the steps whose tools the reading does not let write.
+
+    A plan left with no step answers directly; the reading's note (what the run would have
+    changed) ends the goal, so the answer can say it.
+    """
+
+    def kept(step: TaskStep) -> bool:
+        names = [t.strip() for t in (step.tool or "").split("|") if t.strip()]
+        return not names or any(n not in write_tools or may_write(reading, n) for n in names)
+
+    steps = tuple(s for s in plan.steps if kept(s))
+    if len(steps) == len(plan.steps):
+        return plan
+    goal = f"{plan.goal}\n{reading.note}" if reading.note else plan.goal
+    steps = steps or (TaskStep(description=FALLBACK_STEP),)
+    fresh = tuple(s.model_copy(update={"status": "pending"}) for s in steps)
+    return TaskPlan(goal=goal, steps=fresh).started()
+
+
 def _update(
     state: AgentState,
     runtime: Runtime[Any],
@@ -162,10 +196,13 @@ def _update(
     outcome: Planned,
     seconds: float,
     memory: list[dict[str, Any]],
+    write_tools: set[str],
 ) -> dict[str, Any]:
     run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
     plan, step, usage = _planned(request, outcome)
+    reading = read_request(deps, request)
+    plan = read_only_plan(plan, reading, write_tools) if reading is not None else plan
     if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
     if step.kind != "error":
@@ -177,6 +214,7 @@ def _update(
         "run": run,
         "memory_context": memory,
         "plan": plan,
+        "reading": reading,
         "llm_error": str(outcome) if isinstance(outcome, LLMError) else None,
         "elapsed_s": Overwrite(seconds),
         "tool_time": Overwrite(ToolTime()),
@@ -215,7 +253,8 @@ def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dic
     seconds = took[0]
     if isinstance(outcome, RunTimeout):  # the whole budget went on planning
         seconds = max(seconds, run_timeout(deps.config, ctx(runtime)) or 0.0)
-    return _update(state, runtime, deps, outcome, seconds, memory)
+    written = {t.name for t in tools if writes(t)}
+    return _update(state, runtime, deps, outcome, seconds, memory, written)
 
 
 SPEC = NodeSpec(plan, calls_model=True)

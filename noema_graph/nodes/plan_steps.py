@@ -11,7 +11,7 @@ every argument is determined, the call itself, which the graph then makes withou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
@@ -29,11 +29,12 @@ from noema_graph.grounding import (
     step_arguments,
 )
 from noema_graph.grounding.arguments import StepArguments
+from noema_graph.grounding.reading import bound_calls, writes
 from noema_graph.grounding.sources import REQUEST
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.nodes.common import preview
 from noema_graph.nodes.routing import seen_so_far
-from noema_graph.state.models import ReasoningStep, TaskPlan, TaskStep
+from noema_graph.state.models import ReasoningStep, RequestReading, TaskPlan, TaskStep
 
 PLANNED = "noema_planned_call"
 """``response_metadata`` key of the AI message of a determined plan step's call."""
@@ -53,13 +54,67 @@ def _tools(step: TaskStep) -> tuple[str, ...]:
     return tuple(t.strip() for t in (step.tool or "").split("|") if t.strip())
 
 
-def steps_done(plan: TaskPlan, trace: Sequence[ReasoningStep]) -> TaskPlan:
+def _made(args: Mapping[str, Any], trace: Sequence[ReasoningStep], tool: str) -> bool:
+    """Return whether a call of ``tool`` in ``trace`` had the arguments ``args``.
+
+    A failed or rejected call counts: the step does not wait on a call again.
+    """
+    return any(
+        s.kind == "tool"
+        and s.action is not None
+        and s.action.tool == tool
+        and all(s.action.input.get(k) == v for k, v in args.items())
+        for s in trace
+    )
+
+
+def _unmade(
+    tool: BaseTool, trace: Sequence[ReasoningStep], reading: RequestReading | None
+) -> list[dict[str, Any]]:
+    """Return the calls the reading binds for the write ``tool`` that have not succeeded yet."""
+    if reading is None or not writes(tool):
+        return []
+    bound = bound_calls(tool_args_schema(tool), reading)
+    return [b for b in bound if not _made(b, trace, tool.name)]
+
+
+def holding(
+    tools: Sequence[BaseTool], trace: Sequence[ReasoningStep], reading: RequestReading | None
+) -> Callable[[TaskStep], bool]:
+    """Return whether a step waits on calls the reading binds (one per record named)."""
+    by_name = {t.name: t for t in tools}
+
+    def pending(step: TaskStep) -> bool:
+        names = _tools(step)
+        return (
+            len(names) == 1
+            and names[0] in by_name
+            and bool(
+                _made_any(by_name[names[0]], trace) and _unmade(by_name[names[0]], trace, reading)
+            )
+        )
+
+    return pending
+
+
+def _made_any(tool: BaseTool, trace: Sequence[ReasoningStep]) -> bool:
+    return bool(_calls_of(trace, (tool.name,)))
+
+
+def steps_done(
+    plan: TaskPlan,
+    trace: Sequence[ReasoningStep],
+    pending: Callable[[TaskStep], bool] | None = None,
+) -> TaskPlan:
     """Return ``plan`` advanced over the tool steps whose tool succeeded since they began.
 
     A step counts as done when its tools have more successful calls than the completed
-    steps before it that use them.
+    steps before it that use them, and ``pending`` (a write step with references the
+    request names and no call yet) does not hold it.
     """
     while (step := plan.current_step) is not None and step.tool:
+        if pending is not None and pending(step):
+            break
         tools = _tools(step)
         before = sum(
             1
@@ -80,6 +135,8 @@ class PlannedTurn:
     tools: list[BaseTool]
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
     call: dict[str, Any] | None = None
+    calls: tuple[dict[str, Any], ...] = ()
+    """Every determined call of the turn (``call`` is the first); empty: just ``call``."""
 
 
 def _given(step: TaskStep, request: str, trace: Sequence[ReasoningStep]) -> dict[str, Any]:
@@ -135,8 +192,44 @@ def narrowed(
     }
 
 
+def _bound_turn(
+    tool: BaseTool,
+    step: TaskStep,
+    request: str,
+    trace: Sequence[ReasoningStep],
+    reading: RequestReading,
+    seen: tuple[Seen, Seen],
+) -> PlannedTurn:
+    """Return a write step's turn with its references bound from the reading.
+
+    Every call the reading binds whose other arguments are determined is made at once
+    (two cards named, two calls); else the model fills the next binding's other arguments,
+    one call per turn, until each binding has its call.
+    """
+    asked, known = seen
+    given = _given(step, request, trace)
+    keep = set(step.args) | set(step.sources) | set(step.offer)
+    schema = tool_args_schema(tool)
+    todo = _unmade(tool, trace, reading) or [{}]
+    narrowed = [
+        step_arguments(schema, request, known, asked=asked, given={**given, **b}, keep=keep)
+        for b in todo
+    ]
+    if all(a.complete for a in narrowed):
+        calls = [
+            {"name": tool.name, "args": a.values, "id": f"plan_{uuid4().hex[:12]}"}
+            for a in narrowed
+        ]
+        return PlannedTurn([tool], {tool.name: narrowed[0].schema}, calls[0], tuple(calls))
+    return PlannedTurn([tool], {tool.name: narrowed[0].schema})
+
+
 def planned_turn(
-    step: TaskStep, tools: Sequence[BaseTool], request: str, trace: Sequence[ReasoningStep]
+    step: TaskStep,
+    tools: Sequence[BaseTool],
+    request: str,
+    trace: Sequence[ReasoningStep],
+    reading: RequestReading | None = None,
 ) -> PlannedTurn:
     """Return what the current tool step offers, and its call when nothing is left to choose.
 
@@ -146,6 +239,8 @@ def planned_turn(
     """
     names = _tools(step)
     offered = [t for t in tools if t.name in names]
+    if not offered:
+        return PlannedTurn([])
     asked, seen = seen_in(request), seen_so_far(request, trace)
     arguments = narrowed(offered, request, trace, step, (asked, seen))
     usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
@@ -153,6 +248,8 @@ def planned_turn(
     shared = set[str].intersection(*kinds.values()) if kinds else set[str]()
     usable = [t for t in usable if kinds[t.name] - shared] or usable
     schemas = {t.name: arguments[t.name].schema for t in usable}
+    if len(usable) == 1 and reading is not None and writes(usable[0]):
+        return _bound_turn(usable[0], step, request, trace, reading, (asked, seen))
     if len(usable) == 1 and arguments[usable[0].name].complete:
         name = usable[0].name
         call = {"name": name, "args": arguments[name].values, "id": f"plan_{uuid4().hex[:12]}"}
@@ -160,13 +257,18 @@ def planned_turn(
     return PlannedTurn(usable, schemas)
 
 
-def planned_call_message(step: TaskStep, call: Mapping[str, Any]) -> AIMessage:
-    """Return the AI message that makes a determined plan step's call, without the model."""
-    args = json.dumps(call["args"], default=str, sort_keys=True)
-    thought = f"{step.description} Every argument is determined: {call['name']}({args})."
+def planned_call_message(
+    step: TaskStep, call: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = ()
+) -> AIMessage:
+    """Return the AI message that makes a determined plan step's calls, without the model."""
+    calls = [dict(c) for c in more] or [dict(call)]
+    shown = "; ".join(
+        f"{c['name']}({json.dumps(c['args'], default=str, sort_keys=True)})" for c in calls
+    )
+    thought = f"{step.description} Every argument is determined: {shown}."
     return AIMessage(
         content=thought,
-        tool_calls=[dict(call)],  # type: ignore[list-item]
+        tool_calls=calls,  # type: ignore[arg-type]
         response_metadata={PLANNED: True},
     )
 
@@ -174,3 +276,31 @@ def planned_call_message(step: TaskStep, call: Mapping[str, Any]) -> AIMessage:
 def planned(message: AIMessage) -> bool:
     """Return whether ``message`` is a plan step's call the graph made without the model."""
     return bool(message.response_metadata.get(PLANNED))
+
+
+def spread_calls(
+    message: AIMessage,
+    tools: Sequence[BaseTool],
+    trace: Sequence[ReasoningStep],
+    reading: RequestReading | None,
+) -> AIMessage:
+    """Return ``message`` with one call per record the request names, from the model's one.
+
+    A model that makes one write call for the first of several records the reading binds
+    (``cards 40 and 41``) wrote the other arguments (a flag's reason) for all of them: the
+    same call is made for each record left, so a one-call agent needs no turn per record.
+    """
+    if reading is None or len(message.tool_calls) != 1:
+        return message
+    call = message.tool_calls[0]
+    tool = next((t for t in tools if t.name == call["name"]), None)
+    if tool is None or not writes(tool):
+        return message
+    todo = _unmade(tool, trace, reading)
+    if len(todo) < 2 or any(call["args"].get(k) != v for k, v in todo[0].items()):
+        return message
+    more = [
+        {**call, "args": {**call["args"], **bound}, "id": f"{call['id']}_{index}"}
+        for index, bound in enumerate(todo[1:], 1)
+    ]
+    return message.model_copy(update={"tool_calls": [call, *more]})

@@ -127,6 +127,8 @@ def budget_reason(
         reason = "llm_error"
     elif (hook := state.get("hook_error")) is not None:
         reason = hook.code
+    elif (reading := state.get("reading")) is not None and reading.refusal is not None:
+        reason = "refused"
     elif left is not None and left <= 0:
         reason = "timeout"
     elif over_tokens or over_cost:
@@ -341,6 +343,7 @@ def failed_so_far(
 def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> dict[str, Any]:
     """Return what travels with a group of calls so the tool node can refuse bad ones.
 
+    ``reading``: what the request asks (a write it does not back is refused);
     ``seen``: the ids and names the run has seen (request and tool results) by kind;
     ``failed``: the calls that already failed (see
     :func:`~noema_graph.grounding.recovery.failed_calls`). Empty ones are left out. Both are
@@ -353,7 +356,9 @@ def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> di
     for kind, names in seen.names.items():
         kinds.setdefault(kind, []).extend(names)
     failed = failed_so_far(trace, read_only)
+    reading = state.get("reading")
     return {
+        **({"reading": reading} if reading is not None else {}),
         **({"seen": kinds, "request": request} if kinds else {}),
         **({"failed": failed} if failed else {}),
     }

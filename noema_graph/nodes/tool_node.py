@@ -24,6 +24,7 @@ from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.grounding import Seen, unseen_reference
+from noema_graph.grounding.reading import write_refusal, writes
 from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, repeated_failure_text
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
@@ -335,13 +336,16 @@ def _ungrounded(
     if previous is not None:
         fix = previous.get("fix")
         return repeated_failure_text(tool.name, previous), (REPEATED_FAILURE, fix)
+    schema = tool_args_schema(tool)
+    reading = task.get("reading")
+    if checked and (refused := write_refusal(tool, args, reading, schema)):
+        return refused, ("invalid_input", None)
     seen = task.get("seen")
-    if seen and checked:
+    if seen and checked and not (reading is not None and writes(tool)):  # read covers writes
         known = Seen(
             ids={k: {v: None for v in vs if isinstance(v, int)} for k, vs in seen.items()},
             names={k: {v: None for v in vs if isinstance(v, str)} for k, vs in seen.items()},
         )
-        schema = tool_args_schema(tool)
         refusal = unseen_reference(tool.name, schema, args, known, task.get("request", ""))
         if refusal is not None:
             return refusal, ("invalid_input", None)

@@ -7,6 +7,8 @@ the field and the fix, so a model reading it as a tool observation can correct t
 
 from __future__ import annotations
 
+from typing import Any
+
 from noema_graph.errors import FieldError, NoemaError
 
 
@@ -15,7 +17,20 @@ class ToolInputError(FieldError):
 
 
 class RecordNotFound(ToolInputError):
-    """An id given in ``field`` names no row."""
+    """An id given in ``field`` names no row; ``plain`` says so in the learner's words."""
+
+    def __init__(
+        self,
+        field: str,
+        message: str,
+        *,
+        fix: str | None = None,
+        fix_call: dict[str, Any] | None = None,
+        plain: str | None = None,
+    ) -> None:
+        """Build the error; ``plain`` defaults to the message (``There is no card 250.``)."""
+        super().__init__(field, message, fix=fix, fix_call=fix_call)
+        self.plain = plain or message
 
 
 class SchemaVersionError(NoemaError):

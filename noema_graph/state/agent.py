@@ -16,6 +16,7 @@ from noema_graph.state.models import (
     LoopGuard,
     ReasoningStep,
     Reflection,
+    RequestReading,
     RunInfo,
     StopReason,
     TaskPlan,
@@ -107,6 +108,8 @@ class RouteState(TypedDict, total=False):
     cancelled: bool
     llm_error: str | None
     hook_error: HookFailure | None
+    reading: RequestReading | None
+    """What the request asks (read before any write); a refusal in it ends the run."""
     tool_decisions: dict[str, Decision]
     remaining_steps: RemainingSteps
 
@@ -158,6 +161,8 @@ class ToolTask(TypedDict):
     seen: NotRequired[dict[str, list[Any]]]
     """Ids and names the run has seen, by kind: a reference to anything else is refused."""
     request: NotRequired[str]
+    reading: NotRequired[RequestReading]
+    """What the request asks: a write call it does not back is refused."""
     """The user's request (a name it mentions counts as seen)."""
     failed: NotRequired[dict[str, dict[str, Any]]]
     """Calls that already failed, by signature: an identical call is not sent again."""

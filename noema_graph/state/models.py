@@ -21,6 +21,7 @@ StopReason = Literal[
     "llm_error",
     "hook_error",
     "hook_veto",
+    "refused",
     "forbidden",
 ]
 StepKind = Literal[
@@ -286,6 +287,50 @@ class HookFailure(_Frozen):
     message: str
 
 
+RefusalCode = Literal["not_found", "invalid_input", "forbidden"]
+"""Domain error codes a refused request ends with (``error.code``)."""
+Intent = Literal["change", "question", "uncertain", "other", "none"]
+"""What a request asks of an agent that can write: a change, an answer, unclear, another
+agent's job; ``none``: the agent has no tool that writes, nothing to decide."""
+
+
+class Refusal(_Frozen):
+    """Why a request is refused before any tool runs, in the learner's words."""
+
+    code: RefusalCode
+    message: str = Field(description="The domain problem, e.g. 'There is no card 250.'")
+    candidates: tuple[str, ...] = Field(default=(), description="What the learner may mean.")
+
+
+class Reference(_Frozen):
+    """One record the request refers to, linked against the store with a score in [0, 1]."""
+
+    kind: str
+    value: Any = Field(description="The record's id, or its name for records named by name.")
+    label: str = Field(default="", description="How the record reads (its name or front).")
+    text: str = Field(default="", description="The words of the request that refer to it.")
+    score: float = 1.0
+
+
+class RequestReading(_Frozen):
+    """What the run made of its request before any write: the change it asks for, if any.
+
+    Read once, in ``plan``, by the agent's ``request_reader``. Only a ``change`` may reach
+    a tool that writes, and only the ``writes`` it names, with the ``references`` it holds.
+    """
+
+    intent: Intent = "none"
+    writes: tuple[str, ...] = Field(default=(), description="Write tools the request asks for.")
+    score: float = Field(default=0.0, description="Margin of the intent decision.")
+    references: tuple[Reference, ...] = ()
+    refusal: Refusal | None = None
+    note: str = Field(default="", description="What the run would change, when it does not.")
+
+    def values(self, kind: str) -> list[Any]:
+        """Return the values of the references of ``kind``, in order of mention."""
+        return [r.value for r in self.references if r.kind == kind]
+
+
 STATE_MODELS: tuple[type[BaseModel], ...] = (
     TaskStep,
     TaskPlan,
@@ -299,5 +344,8 @@ STATE_MODELS: tuple[type[BaseModel], ...] = (
     RunInfo,
     NodeOutcome,
     HookFailure,
+    Refusal,
+    Reference,
+    RequestReading,
     *HUMAN_MODELS,
 )

@@ -81,7 +81,9 @@ class NodeOutcome(BaseModel):
 
 FINISHED = "finished"
 """Detail of a final node's outcome when the run ended without an error code (else the code)."""
-STOPPED_ON_PURPOSE = frozenset({"cancelled", "loop_detected", "hook_veto", "forbidden"})
+STOPPED_ON_PURPOSE = frozenset(
+    {"cancelled", "loop_detected", "hook_veto", "not_found", "invalid_input", "forbidden"}
+)
 FAILED = frozenset({"llm_error", "hook_error"})
 
 

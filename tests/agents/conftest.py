@@ -59,7 +59,11 @@ def demo(demo_master: DemoSummary, tmp_path: Path) -> DemoSummary:
 
 @pytest.fixture
 def run_agent_graph() -> Callable[..., dict[str, Any]]:
-    """Return ``run(name, model, db, request, learner=ADA, **invoke)`` -> final state."""
+    """Return ``run(name, model, db, request, learner=ADA, **invoke)`` -> final state.
+
+    ``read=False`` builds the agent without its request reader, for tests of the mechanisms
+    behind it (the reference check, recovery, the loop guard).
+    """
 
     def run(
         name: str,
@@ -71,13 +75,14 @@ def run_agent_graph() -> Callable[..., dict[str, Any]]:
         thread: str = "t1",
         context: RunContext | None = None,
         checkpointer: Any = None,
+        read: bool = True,
     ) -> dict[str, Any]:
         graph = build_agent(
             name,
             model=model,
             db=db,
             checkpointer=checkpointer or InMemorySaver(),
-            overrides=PRICES,
+            overrides=PRICES if read else {**PRICES, "request_reader": None},
         )
         return graph.invoke(
             {"messages": [("user", request)]},

@@ -212,7 +212,8 @@ def test_knowledge_graph_links_concepts(
         text("linked"),
         structured("ConceptLinks", links=[link], summary="Atomic number comes first."),
     )
-    state = run_agent_graph("knowledge_graph", model, demo.path, "Link atomic number.")
+    request = "Link Atomic number to Noble gases as prerequisite_of."
+    state = run_agent_graph("knowledge_graph", model, demo.path, request)
     _output(state, schemas.ConceptLinks)
     with LearningStore.open(demo.path) as store:
         graph = store.call("get_concept_graph", concept="Noble gases", depth=1)
@@ -226,6 +227,7 @@ def test_taxonomy_curator_moves_a_card(
 ) -> None:
     ((category,),) = _rows(demo.path, "SELECT category_id FROM cards WHERE id = 55")
     ((target,),) = _rows(demo.path, "SELECT min(id) FROM categories WHERE id != ?", category)
+    ((name,),) = _rows(demo.path, "SELECT name FROM categories WHERE id = ?", target)
     model = scripted(
         plan_reply("Move the card"),
         tools_reply(call("list_categories", {})),
@@ -238,7 +240,8 @@ def test_taxonomy_curator_moves_a_card(
             summary="One card moved.",
         ),
     )
-    state = run_agent_graph("taxonomy_curator", model, demo.path, "Re-file card 55.")
+    request = f"Re-file card 55 under the {name} category."
+    state = run_agent_graph("taxonomy_curator", model, demo.path, request)
     _output(state, schemas.TaxonomyReport)
     assert _rows(demo.path, "SELECT category_id FROM cards WHERE id = 55") == [(target,)]
 

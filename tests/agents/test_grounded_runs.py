@@ -96,21 +96,30 @@ def test_a_capable_model_is_shown_the_default_plan_to_refine(
 def test_an_unseen_id_is_refused_with_the_seen_values_before_the_tool_runs(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
-    model = scripted(
-        plan_reply("Move the card"),
-        tools_reply(call("move_card", {"card_id": 53, "category_id": 7})),
-        tools_reply(call("move_card", {"card_id": 5, "category_id": 7})),
-        text("moved"),
-        structured("TaxonomyReport", moves=[], suggestions=[], summary="Moved."),
-    )
+    def model() -> Any:
+        return scripted(
+            plan_reply("Move the card"),
+            tools_reply(call("move_card", {"card_id": 53, "category_id": 7})),
+            tools_reply(call("move_card", {"card_id": 5, "category_id": 7})),
+            text("moved"),
+            structured("TaxonomyReport", moves=[], suggestions=[], summary="Moved."),
+        )
+
     request = "Move card 5 into the Geography category."
-    state = run_agent_graph("taxonomy_curator", model, demo.path, request)
+    state = run_agent_graph("taxonomy_curator", model(), demo.path, request)
     first, second = _tool_steps(state)
-    assert first["observation"].startswith("Invalid argument 'card_id' for tool 'move_card'")
-    assert "53 is no card this run has seen (seen: 5)" in first["observation"]
+    # the request's reading refuses it first: the request names card 5 only
+    assert first["observation"] == (
+        "Not executed: the request does not refer to card 53 (it refers to card: 5)."
+    )
     assert second["action"]["output"]["status"] == "success"
     # the moves come from the successful call, not from the model's empty list
     assert state["output"]["result"]["moves"] == [{"card_id": 5, "category_id": 7}]
+    # without the reading, the check of what the run has seen refuses it
+    unread = run_agent_graph("taxonomy_curator", model(), demo.path, request, read=False)
+    first = _tool_steps(unread)[0]
+    assert first["observation"].startswith("Invalid argument 'card_id' for tool 'move_card'")
+    assert "53 is no card this run has seen (seen: 5)" in first["observation"]
 
 
 def test_the_fix_an_error_names_becomes_the_next_call(
@@ -125,7 +134,7 @@ def test_the_fix_an_error_names_becomes_the_next_call(
         structured("TaxonomyReport", moves=[], suggestions=[], summary="Moved."),
     )
     request = "Move card 5 into the Geography category."
-    state = run_agent_graph("taxonomy_curator", model, demo.path, request)
+    state = run_agent_graph("taxonomy_curator", model, demo.path, request, read=False)
     kinds = [s["kind"] for s in _steps(state)]
     tools = [s["action"]["tool"] for s in _tool_steps(state)]
     assert tools == ["move_card", "list_categories", "move_card"]
@@ -145,16 +154,19 @@ def test_an_identical_failed_call_is_not_sent_again(
         tools_reply(call("flag_card", bad)),
         tools_reply(call("flag_card", bad)),
     )
-    state = run_agent_graph("governance", model, demo.path, "Flag the vague card.")
+    state = run_agent_graph("governance", model, demo.path, "Flag the vague card.", read=False)
     first, second = _tool_steps(state)
     assert first["action"]["output"]["status"] == "error"  # the tool ran and refused it
     assert second["observation"].startswith(
         "Not executed: an identical flag_card call already failed"
     )
-    assert state["output"]["error"]["code"] == "loop_detected"
-    assert 'Stopped: flag_card({"card_id": 999, "reason": "vague"}) failed' in str(
-        state["output"]["result"]
-    )
+    # the loop guard stopped the run, but the learner reads the domain problem
+    error = state["output"]["error"]
+    assert (error["code"], error["message"]) == ("not_found", "There is no card 999.")
+    assert error["details"] == {"stop": "loop_detected"}
+    assert state["output"]["metadata"]["stop_reason"] == "loop_detected"
+    assert str(state["output"]["result"]).endswith("There is no card 999.")
+    assert "Not executed" not in str(state["output"]["result"])
 
 
 def _definition(**fields: Any) -> AgentDefinition:

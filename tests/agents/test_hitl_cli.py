@@ -132,7 +132,7 @@ def test_cli_edit_asks_again_until_the_json_is_valid(
     result = invoke(
         "run",
         "governance",
-        "Flag",
+        "Flag card 3",  # the card the edit flags (another would be refused)
         "--confirm",
         "flag_card",
         input='e\n{not json\ne\n{"card_id": 3, "reason": "edited"}\n',
@@ -153,7 +153,9 @@ def test_facade_returns_a_paused_output_and_resume_agent_finishes(
     registry.register(definition.model_copy(update={"confirm_tools": ("flag_card",)}))
     try:
         model = scripted(*_two_flags(), *_finish())
-        out = run_agent("governance", "Flag", user_id="ada", model=model, db=demo.path)
+        out = run_agent(
+            "governance", "Flag card 1 and card 2", user_id="ada", model=model, db=demo.path
+        )
         assert not out.success and out.outcome == "confirm" and out.result is None
         [request] = out.interrupts
         assert [c["id"] for c in request["calls"]] == ["f1", "f2"]
@@ -198,7 +200,9 @@ def test_hooks_declared_in_an_agent_definition_run(scripted: Any, demo: DemoSumm
         structured("GovernanceReport", flagged=[], cards_scanned=0, summary="All fine."),
     )
     graph = build_agent(definition, model=model, db=demo.path)
-    out = graph.invoke({"messages": [("user", "Check.")]})["output"]
+    out = graph.invoke({"messages": [("user", "Check all my cards for quality problems.")]})[
+        "output"
+    ]
     assert out["success"] and out["result"]["summary"] == "[reviewed]"
 
 

@@ -37,6 +37,12 @@ def _move(scripted: Any, card: int, target: int, call_id: str) -> Any:
     )
 
 
+def _request(path: str, card: int, target: int) -> str:
+    """Return a request that names the card and the category it asks the card moved into."""
+    name = _one(path, "SELECT name FROM categories WHERE id = ?", target)
+    return f"Move card {card} into the {name} category."
+
+
 def _target(path: str, card: int) -> tuple[int, int]:
     category = _one(path, "SELECT category_id FROM cards WHERE id = ?", card)
     return category, _one(path, "SELECT min(id) FROM categories WHERE id != ?", category)
@@ -47,7 +53,9 @@ def test_a_run_journals_its_write_with_thread_step_and_call(
 ) -> None:
     category, target = _target(demo.path, 55)
     model = _move(scripted, 55, target, "call-move")
-    run_agent_graph("taxonomy_curator", model, demo.path, "Re-file card 55.", thread="th-1")
+    run_agent_graph(
+        "taxonomy_curator", model, demo.path, _request(demo.path, 55, target), thread="th-1"
+    )
     (change,) = changes("th-1", db=demo.path)
     assert (change.thread_id, change.call_id, change.tool) == ("th-1", "call-move", "move_card")
     assert change.step is not None and change.step > 0
@@ -67,7 +75,7 @@ def test_a_dry_run_writes_nothing_and_the_tool_says_what_it_would_change(
         "taxonomy_curator",
         model,
         demo.path,
-        "Re-file card 55.",
+        _request(demo.path, 55, target),
         thread="th-dry",
         context=RunContext(user_id="ada", dry_run=True),
     )
@@ -88,12 +96,22 @@ def test_resuming_a_thread_after_an_undo_refuses_to_write_again(
     saver = InMemorySaver()
     model = _move(scripted, 55, target, "call-move")
     run_agent_graph(
-        "taxonomy_curator", model, demo.path, "Re-file card 55.", thread="th-2", checkpointer=saver
+        "taxonomy_curator",
+        model,
+        demo.path,
+        _request(demo.path, 55, target),
+        thread="th-2",
+        checkpointer=saver,
     )
     report = undo("th-2", db=demo.path)
     again = _move(scripted, 55, target, "call-move-2")
     state = run_agent_graph(
-        "taxonomy_curator", again, demo.path, "Re-file card 55.", thread="th-2", checkpointer=saver
+        "taxonomy_curator",
+        again,
+        demo.path,
+        _request(demo.path, 55, target),
+        thread="th-2",
+        checkpointer=saver,
     )
     refused = [
         m
@@ -113,7 +131,7 @@ def test_the_facade_reports_the_changes_in_the_output_metadata(
     category, target = _target(demo.path, 55)
     dry = run_agent(
         "taxonomy_curator",
-        "Re-file card 55.",
+        _request(demo.path, 55, target),
         user_id="ada",
         model=_move(scripted, 55, target, "call-move"),
         db=demo.path,
@@ -124,7 +142,7 @@ def test_the_facade_reports_the_changes_in_the_output_metadata(
     assert _one(demo.path, "SELECT category_id FROM cards WHERE id = 55") == category
     real = run_agent(
         "taxonomy_curator",
-        "Re-file card 55.",
+        _request(demo.path, 55, target),
         user_id="ada",
         model=_move(scripted, 55, target, "call-move"),
         db=demo.path,

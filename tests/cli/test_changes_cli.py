@@ -45,6 +45,13 @@ def _category(card: int) -> int:
         )
 
 
+def _request(card: int, target: int) -> str:
+    """Return a request that names the card and the category it asks the card moved into."""
+    with sqlite3.connect("learn.db") as conn:
+        name = conn.execute("SELECT name FROM categories WHERE id = ?", (target,)).fetchone()[0]
+    return f"Move card {card} into the {name} category."
+
+
 def _move(scripted: Any, card: int, target: int) -> Any:
     return scripted(
         plan_reply("Move the card"),
@@ -58,9 +65,11 @@ def _move(scripted: Any, card: int, target: int) -> Any:
     )  # fmt: skip
 
 
-def _run(invoke: Any, models: list[Any], model: Any, thread: str, *extra: str) -> Any:
+def _run(
+    invoke: Any, models: list[Any], model: Any, thread: str, *extra: str, ask: str | None = None
+) -> Any:
     models.append(model)
-    args = ["run", "taxonomy_curator", "Re-file the card.", "--data", "learn.db"]
+    args = ["run", "taxonomy_curator", ask or _request(5, 7), "--data", "learn.db"]
     return invoke([*args, "--thread", thread, "--yes", "--json", *extra])
 
 
@@ -93,7 +102,7 @@ def test_changes_then_undo_then_undo_the_undo(cli: Any, scripted: Any) -> None:
 def test_a_conflict_names_the_row_and_exits_1_writing_nothing(cli: Any, scripted: Any) -> None:
     invoke, models = cli
     assert _run(invoke, models, _move(scripted, 5, 7), "th1").exit_code == 0
-    assert _run(invoke, models, _move(scripted, 5, 3), "th2").exit_code == 0
+    assert _run(invoke, models, _move(scripted, 5, 3), "th2", ask=_request(5, 3)).exit_code == 0
     result = invoke(["undo", "th1"])
     assert result.exit_code == 1
     assert "card 5 changed since (category_id)" in result.output
@@ -106,7 +115,7 @@ def test_a_dry_run_writes_nothing_and_says_would(cli: Any, scripted: Any) -> Non
     invoke, models = cli
     before = _category(5)
     models.append(_move(scripted, 5, 7))
-    args = ["run", "taxonomy_curator", "Re-file card 5.", "--data", "learn.db"]
+    args = ["run", "taxonomy_curator", _request(5, 7), "--data", "learn.db"]
     result = invoke([*args, "--thread", "dry", "--yes", "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "dry run: nothing was written; this run would:" in result.output
@@ -134,7 +143,8 @@ def test_bad_input_is_one_line_and_exit_2(cli: Any, scripted: Any, tmp_path: Pat
         plan_reply("List"), tools_reply(call("list_categories", {})), text("listed"),
         structured("TaxonomyReport", moves=[], suggestions=[], summary="Nothing to move."),
     )  # fmt: skip
-    assert _run(invoke, models, reads, "reader").exit_code == 0
+    read = _run(invoke, models, reads, "reader", ask="Show me every category.")
+    assert read.exit_code == 0, read.output
     _one_line_error(invoke(["changes", "reader"]), 2, "made no changes")
     _one_line_error(invoke(["undo", "reader"]), 2, "made no changes")
     assert _run(invoke, models, _move(scripted, 5, 7), "th1").exit_code == 0
@@ -159,7 +169,7 @@ def test_changes_and_undo_on_postgres(cli: Any, scripted: Any, pg_url: str) -> N
 
     def run(thread: str, target: int) -> None:
         models.append(_move(scripted, 5, target))
-        args = ["run", "taxonomy_curator", "Re-file card 5.", *flags, "--thread", thread]
+        args = ["run", "taxonomy_curator", _request(5, target), *flags, "--thread", thread]
         result = invoke([*args, "--yes", "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["metadata"]["changes"]["count"] == 1

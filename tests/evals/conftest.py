@@ -45,9 +45,15 @@ def run_turn(
     checkpointer: Any,
     thread: str = "t1",
     learner: Learner = ADA,
+    read: bool = True,
 ) -> dict[str, Any]:
-    """Run one user turn of ``agent`` and return the final state."""
-    graph = build_agent(agent, model=model, db=db, checkpointer=checkpointer, overrides=PRICES)
+    """Run one user turn of ``agent`` and return the final state.
+
+    ``read=False`` builds the agent without its request reader, for tests of the recording
+    underneath (a scripted model's calls then run whatever the request says).
+    """
+    overrides = PRICES if read else {**PRICES, "request_reader": None}
+    graph = build_agent(agent, model=model, db=db, checkpointer=checkpointer, overrides=overrides)
     return graph.invoke(
         {"messages": [("user", request)]},
         {"configurable": {"thread_id": thread}},

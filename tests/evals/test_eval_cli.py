@@ -127,7 +127,10 @@ def test_eval_scores_replayed_runs_and_resumes(recorded: Path) -> None:
     lying = results["governance-1"]
     assert lying["final_score"] == 1.0
     assert [h["action"] for h in lying["hallucinated_actions"]] == ["delete"]
-    assert report["summary"]["items"] == 5 and report["summary"]["hallucinations"] == 1
+    # the wrong move is refused before it runs (the request names category Geography, not
+    # 8): the answer that reports it is a second hallucination
+    assert [h["action"] for h in wrong["hallucinated_actions"]] == ["move"]
+    assert report["summary"]["items"] == 5 and report["summary"]["hallucinations"] == 2
     assert set(report["trajectories"]) == set(results)
     for name in ("learning", "governance", "taxonomy_curator", "all", "halluc", "80% (4)"):
         assert name in done.stderr

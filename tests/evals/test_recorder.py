@@ -89,7 +89,9 @@ def test_a_failed_call_records_its_error(scripted: Any, fresh_store: Callable[[s
         text("no such deck"),
         structured("GeneratedCards", deck_id=99, card_ids=[], summary="None."),
     )
-    state = run_turn("content_generation", model, fresh_store("b"), "x", checkpointer=None)
+    state = run_turn(
+        "content_generation", model, fresh_store("b"), "x", checkpointer=None, read=False
+    )
     (failed,) = [s for s in TrajectoryRecorder.from_state(state).steps if s.action]
     assert failed.error is not None and "deck_id" in failed.error
 
@@ -127,13 +129,17 @@ def test_from_thread_gives_one_trajectory_per_turn_or_the_whole_thread(
 def test_replay_rebuilds_the_run_offline(scripted: Any, fresh_store: Callable[[str], Path]) -> None:
     recorded_db, replay_db = fresh_store("rec"), fresh_store("rep")
     state = run_turn(
-        "content_generation", scripted(*_content_script()), recorded_db, "Two cards on air.",
-        checkpointer=InMemorySaver(),
+        "content_generation", scripted(*_content_script()), recorded_db,
+        "Write two cards on air into deck 2.", checkpointer=InMemorySaver(),
     )  # fmt: skip
     recorded = TrajectoryRecorder.from_json(TrajectoryRecorder.from_state(state).to_json())
     model = TrajectoryRecorder.replay(recorded)
     again = run_turn(
-        "content_generation", model, replay_db, "Two cards on air.", checkpointer=InMemorySaver()
+        "content_generation",
+        model,
+        replay_db,
+        "Write two cards on air into deck 2.",
+        checkpointer=InMemorySaver(),
     )
     replayed = TrajectoryRecorder.from_state(again)
     assert _calls(replayed) == _calls(recorded)

@@ -206,7 +206,8 @@ def runs(demo_master: DemoSummary, tmp_path_factory: pytest.TempPathFactory) -> 
         item = items[item_id]
         trajectory = run_item(
             item, agent=item.tag("agent") or "", model=model,
-            master=Path(demo_master.path), workdir=workdir, overrides=PRICES,
+            master=Path(demo_master.path), workdir=workdir,
+            overrides={**PRICES, "request_reader": None},  # unasked writes reach the store
         )  # fmt: skip
         model.assert_complete()
         assert "run_error" not in trajectory.metadata, trajectory.metadata

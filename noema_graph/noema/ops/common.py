@@ -46,7 +46,13 @@ def _require(
     )  # table: a constant
     if row is None:
         record = _SINGULAR.get(table, table)
-        raise RecordNotFound(field, f"no {record} with id {row_id}", fix=hint, fix_call=fix_call)
+        raise RecordNotFound(
+            field,
+            f"no {record} with id {row_id}",
+            fix=hint,
+            fix_call=fix_call,
+            plain=f"There is no {record} {row_id}.",
+        )
     return row
 
 

@@ -1,0 +1,193 @@
+"""An agent's request reader: the language, the intent, the references, or a refusal.
+
+:func:`request_reader` builds, for one agent and its tools, the
+:data:`~noema_graph.grounding.reading.RequestReader` that ``plan`` calls once per run:
+
+1. a request in none of the languages read (:func:`~noema_graph.agents.intent.language_known`)
+   is refused (``invalid_input``), not guessed at;
+2. the records it names are linked against the store (:mod:`~noema_graph.agents.references`);
+   an id or a name the store lacks is refused (``not_found``), naming the candidates;
+3. an agent that can write decides whether the request asks for one of its changes, asks a
+   question, is unclear, or is another agent's job (:mod:`~noema_graph.agents.intent`);
+4. a change must have every reference its tool needs, at most one record that it repeats
+   over (``cards 154 and 157``: two calls), and no value its schema does not allow
+   (``kind: reacts_with``): else it is refused, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from noema_graph.agents.intent import (
+    OTHER,
+    QUESTION,
+    IntentClassifier,
+    classifier_for,
+    language_known,
+)
+from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
+from noema_graph.grounding.arguments import references
+from noema_graph.grounding.reading import RequestReader, input_problem, writes
+from noema_graph.models.grammar import tool_args_schema
+from noema_graph.state.models import Reference, Refusal, RequestReading
+
+LANGUAGES = "English, French or Spanish"
+_IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def _options(schema: Mapping[str, Any]) -> list[str]:
+    """Return the string options of every enum argument of ``schema``."""
+    found: list[str] = []
+    for sub in (schema.get("properties") or {}).values():
+        branches = [sub, *(sub.get("anyOf") or [])] if isinstance(sub, Mapping) else []
+        for branch in branches:
+            if isinstance(branch, Mapping) and isinstance(branch.get("enum"), list):
+                found += [str(o) for o in branch["enum"]]
+    defs = schema.get("$defs") or {}
+    for sub in defs.values():
+        if isinstance(sub, Mapping) and isinstance(sub.get("enum"), list):
+            found += [str(o) for o in sub["enum"]]
+    return found
+
+
+class AgentReader:
+    """Reads requests for one agent (see the module docstring)."""
+
+    def __init__(
+        self,
+        agent: str,
+        description: str,
+        tools: Sequence[BaseTool],
+        store: StoreNames | None,
+        classifier: IntentClassifier | None,
+    ) -> None:
+        """Keep what reading needs; the store is read per request."""
+        self.agent = agent
+        self.description = description
+        self.schemas = {t.name: tool_args_schema(t) for t in tools}
+        self.writes = [t.name for t in tools if writes(t)]
+        self.kinds = sorted(
+            {k for s in self.schemas.values() for k in references(s).values() if k in TABLES}
+        )
+        self.store = store
+        self.classifier = classifier
+
+    def __call__(self, request: str) -> RequestReading:
+        """Return the reading of ``request``."""
+        text = request
+        problem = input_problem(text)
+        if problem is None and not language_known(text):
+            message = f"I cannot read this request; write it in {LANGUAGES}."
+            problem = Refusal(code="invalid_input", message=message)
+        if problem is not None:
+            return RequestReading(refusal=problem)
+        linked = self._link(text, card_text=not self.writes)
+        if linked.refusals:
+            return RequestReading(refusal=linked.refusals[0], references=tuple(linked.references))
+        if not self.writes or self.classifier is None:
+            return RequestReading(intent="none", references=tuple(linked.references))
+        return self._decided(text, linked)
+
+    def _decided(self, text: str, linked: Linked) -> RequestReading:
+        """Return the reading of a request to an agent that writes (see the module docstring)."""
+        assert self.classifier is not None
+        decision = self.classifier.decide(text)
+        if decision.label == OTHER:
+            message = f"This is not something the {self.agent} agent does: {self.description}"
+            return RequestReading(refusal=Refusal(code="invalid_input", message=message))
+        if decision.label not in self.writes:
+            return self._unchanged(decision.label, decision.margin, linked)
+        tool = decision.label
+        kinds = set(references(self.schemas[tool]).values())
+        if "card" in kinds and not _has(linked, "card"):
+            linked = self._link(text, card_text=True)
+            if linked.refusals:
+                return RequestReading(refusal=linked.refusals[0])
+        problem = self._change_problem(tool, text, linked)
+        refs = tuple(r for r in linked.references if r.kind in kinds)
+        return RequestReading(
+            intent="change", writes=(tool,), score=decision.margin, references=refs, refusal=problem
+        )
+
+    def _link(self, text: str, *, card_text: bool) -> Linked:
+        if self.store is None:
+            return Linked()
+        return link(text, self.kinds, self.store, card_text=card_text)
+
+    def _unchanged(self, label: str, margin: float, linked: Linked) -> RequestReading:
+        intent = "question" if label == QUESTION else "uncertain"
+        named = ", ".join(f"{r.kind} {r.label or r.value}" for r in linked.references)
+        note = (
+            "Nothing was changed: the request asks a question."
+            if intent == "question"
+            else f"Nothing was changed: it is not clear that the request asks for a change "
+            f"({' or '.join(self.writes)}"
+            + (f" on {named}" if named else "")
+            + "); ask for it plainly to have it done."
+        )
+        return RequestReading(
+            intent=intent, score=margin, references=tuple(linked.references), note=note
+        )
+
+    def _change_problem(self, tool: str, text: str, linked: Linked) -> Refusal | None:
+        schema = self.schemas[tool]
+        refs = references(schema)
+        required: set[str] = set(schema.get("required") or ())
+        first = next(iter(refs.values()), None)
+        for name, kind in refs.items():
+            values = [r for r in linked.references if r.kind == kind]
+            wanted = sum(1 for k in refs.values() if k == kind)
+            if name in required and len(values) < wanted:
+                return self._missing(kind, len(values), wanted, tool)
+            if wanted == 1 and kind != first and len({str(v.value) for v in values}) > 1:
+                shown = ", ".join(str(v.label or v.value) for v in values)
+                return Refusal(
+                    code="invalid_input",
+                    message=f"The request names several {kind} records ({shown}); say which one.",
+                    candidates=tuple(str(v.label or v.value) for v in values),
+                )
+        allowed = _options(schema)
+        if allowed:
+            for written in _IDENTIFIER.findall(fold(text)):
+                if written not in allowed and written not in schema.get("properties", {}):
+                    return Refusal(
+                        code="invalid_input",
+                        message=f"{written!r} is not an allowed value; allowed: "
+                        f"{', '.join(allowed)}.",
+                        candidates=tuple(allowed),
+                    )
+        return None
+
+    def _missing(self, kind: str, found: int, wanted: int, tool: str) -> Refusal:
+        names = sorted(self.store.names(kind).values()) if self.store and kind != "card" else []
+        plural = "categories" if kind == "category" else f"{kind}s"
+        listed = f" {plural}: {', '.join(names)}." if names else ""
+        if wanted == 1:
+            message = f"The request names no {kind} the store holds.{listed}"
+        else:
+            message = (
+                f"{tool} needs {wanted} {plural}; the request names {found} the store holds."
+                f"{listed}"
+            )
+        return Refusal(code="not_found", message=message.strip(), candidates=tuple(names))
+
+
+def _has(linked: Linked, kind: str) -> bool:
+    return any(r.kind == kind for r in linked.references)
+
+
+def request_reader(
+    agent: str, description: str, tools: Sequence[BaseTool], db: str | Path
+) -> RequestReader:
+    """Return the request reader of ``agent`` over its ``tools`` and the store at ``db``."""
+    store = StoreNames(db)
+    classifier = classifier_for(agent) if any(writes(t) for t in tools) else None
+    return AgentReader(agent, description, tools, store, classifier)
+
+
+__all__ = ["AgentReader", "Reference", "request_reader"]

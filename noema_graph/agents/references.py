@@ -1,0 +1,327 @@
+"""Link the records a request refers to against the learning store, or say why not.
+
+Three ways a request names a record, in English, French and Spanish:
+
+* by id after its noun (``card 5``, ``cartes 15 et 140``, ``mazo 2``): the id must exist,
+  else ``There is no card 250.`` (not_found);
+* by name (categories, decks, concepts), in any case, with or without accents, or nearly
+  (:data:`FUZZY` similarity of the words); a capitalised name written beside the kind's
+  noun that matches nothing is refused naming the candidates (``There is no category named
+  'Astronomy'; categories: ...``);
+* a card by its text (``the card that asks which element has atomic number 26``): the
+  store's FTS5 index ``cards_fts`` finds candidates, and the share of a candidate's front
+  words the request holds scores it; a clear best (:data:`CARD_TEXT` and ahead by
+  :data:`CARD_LEAD`) is linked, a close second makes the reference ambiguous.
+
+Each link carries its score. Works on SQLite and PostgreSQL stores alike.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from noema_graph.noema.schema import CARD_SEARCH_TEXT
+from noema_graph.state.models import Reference, Refusal
+from noema_graph.storage.sql.connections import connect_sync
+from noema_graph.storage.sql.dialect import dialect_of
+from noema_graph.storage.sql.driver import Row, fetch_all, run_sync
+
+NOUNS: dict[str, tuple[str, ...]] = {
+    "card": ("card", "flashcard", "carte", "fiche", "tarjeta", "ficha"),
+    "deck": ("deck", "paquet", "mazo", "baraja"),
+    "category": ("category", "categorie", "categoria"),
+    "concept": ("concept", "concepto"),
+}
+"""Nouns of each kind, accent-folded, singular (a plural ``s``/``es`` is accepted)."""
+TABLES = {"card": "cards", "deck": "decks", "category": "categories", "concept": "concepts"}
+FUZZY = 0.8
+"""Least similarity (difflib ratio of the folded words) of a name written nearly right."""
+CARD_TEXT = 0.6
+"""Least share of a card's front words the request must hold to name that card."""
+CARD_LEAD = 0.15
+"""Lead of the best card over the next below which a reference by text is ambiguous."""
+_JOINERS = r"(?:\s*(?:,|&|\band\b|\bet\b|\by\b|\bor\b|\bou\b|\bo\b)\s*(?:#|n[o°º]\.?\s*)?)"
+_STOP = frozenset(
+    """
+    the a an of to in on into for with and or is are be it this that my me what which who
+    how does do should under card cards flashcard flashcard asks ask about sit directly le
+    la les un une des du de dans sur pour avec et ou est qui que quel quelle carte fiche
+    demande doit aller el los las una del en con por para y que cual tarjeta ficha pregunta
+    debe ir
+    """.split()  # noqa: SIM905 -- a word list reads best as words
+)
+
+
+def fold(text: str) -> str:
+    """Return ``text`` lower-cased without accents."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _noun_pattern(kind: str) -> str:
+    return "(?:" + "|".join(re.escape(n) for n in NOUNS[kind]) + r")(?:e?s)?"
+
+
+@dataclass
+class Linked:
+    """What the request refers to, with the refusals of references that did not link."""
+
+    references: list[Reference] = field(default_factory=list[Reference])
+    refusals: list[Refusal] = field(default_factory=list[Refusal])
+
+
+_CARDS_MATCHING = (
+    "SELECT c.id AS id, c.front AS front FROM cards_fts f JOIN cards c ON c.id = f.rowid"
+    " WHERE cards_fts MATCH ? ORDER BY rank, c.id LIMIT ?"
+)
+_POSTGRES_CARDS_MATCHING = (  # any word (to_tsquery's |), best rank first
+    f"SELECT c.id AS id, c.front AS front FROM cards c, to_tsquery('simple', ?) q"
+    f" WHERE {CARD_SEARCH_TEXT} @@ q ORDER BY ts_rank({CARD_SEARCH_TEXT}, q) DESC, c.id LIMIT ?"
+)
+
+
+class StoreNames:
+    """The names and ids of one learning store (SQLite or PostgreSQL), read when asked."""
+
+    def __init__(self, location: str | Path) -> None:
+        """Keep the store's location (a path or a database URL); nothing is read yet."""
+        self.location = location
+
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[Row]:
+        conn = connect_sync(self.location, pooled=True)
+        try:
+            return run_sync(conn, fetch_all(sql, tuple(args)), write=False)
+        finally:
+            conn.close()
+
+    def names(self, kind: str) -> dict[int, str]:
+        """Return ``{id: name}`` of every record of ``kind`` (categories, decks, concepts)."""
+        rows = self._rows(f"SELECT id, name FROM {TABLES[kind]}")
+        return {int(row["id"]): str(row["name"]) for row in rows}
+
+    def existing(self, kind: str, ids: Iterable[int]) -> set[int]:
+        """Return which of ``ids`` exist among the records of ``kind``."""
+        wanted = list(ids)
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self._rows(f"SELECT id FROM {TABLES[kind]} WHERE id IN ({marks})", wanted)
+        return {int(row["id"]) for row in rows}
+
+    def cards_matching(self, words: Sequence[str], limit: int = 8) -> list[tuple[int, str]]:
+        """Return ``(id, front)`` of the cards whose text holds any of ``words``, best first.
+
+        SQLite: the FTS5 index; PostgreSQL: the cards' text search document.
+        """
+        plain = [w for w in words if w.isalnum()]
+        if not plain:
+            return []
+        if dialect_of(self.location) == "postgres":
+            sql, query = _POSTGRES_CARDS_MATCHING, " | ".join(plain)
+        else:
+            sql, query = _CARDS_MATCHING, " OR ".join(f'"{w}"' for w in plain)
+        rows = self._rows(sql, (query, limit))
+        return [(int(row["id"]), str(row["front"])) for row in rows]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", fold(text))
+
+
+def ids_named(request: str, kind: str) -> list[int]:
+    """Return the ids written after the kind's noun (``cards 15 and 140``), in order."""
+    text = fold(request)
+    pattern = (
+        rf"\b{_noun_pattern(kind)}\s*(?:#|n[o°º]\.?|number|numero|id)?\s*[:#]?\s*"
+        rf"(\d{{1,9}}(?:{_JOINERS}\d{{1,9}}\b)*)"
+    )
+    found: list[int] = []
+    for match in re.finditer(pattern, text):
+        for number in re.findall(r"\d+", match.group(1)):
+            if int(number) not in found:
+                found.append(int(number))
+    return found
+
+
+_QUOTED = re.compile(r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|«[^»]*»""")
+
+
+def names_named(request: str, names: Mapping[int, str]) -> list[tuple[int, str, float, int]]:
+    """Return ``(id, name, score, position)`` of the names the request mentions.
+
+    Whole words, folded; a name inside a longer one does not count; near spellings score
+    their similarity. Text in quotes (a card's front) is not read.
+    """
+    text = fold(_QUOTED.sub(lambda m: " " * len(m.group(0)), request))
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, str, float, int]] = []
+    for ident, name in sorted(names.items(), key=lambda item: -len(item[1])):
+        pattern = r"(?<![\w-])" + re.escape(fold(name)) + r"(?:e?s)?(?![\w-])"
+        match = re.search(pattern, text)
+        if match and not any(match.start() < e and s < match.end() for s, e in taken):
+            taken.append(match.span())
+            found.append((ident, name, 1.0, match.start()))
+    words = [(m.group(0), m.start()) for m in re.finditer(r"[\w-]+", text)]
+    for ident, name in names.items():
+        if any(i == ident for i, *_ in found):
+            continue
+        size = len(fold(name).split())
+        best = (0.0, -1)
+        for k in range(len(words) - size + 1):
+            start = words[k][1]
+            if any(s <= start < e for s, e in taken):
+                continue
+            window = " ".join(w for w, _ in words[k : k + size])
+            ratio = difflib.SequenceMatcher(None, window, fold(name)).ratio()
+            best = max(best, (ratio, start))
+        if best[0] >= FUZZY:
+            found.append((ident, name, round(best[0], 3), best[1]))
+    return sorted(found, key=lambda item: item[3])
+
+
+def slot_names(request: str, kind: str) -> list[str]:
+    """Return the capitalised names written beside the kind's noun (``the X category``)."""
+    noun = _noun_pattern(kind)
+    name = r"([A-ZÀ-Ý][\w'-]*(?:\s+[A-ZÀ-Ý][\w'-]*){0,2})"
+    plain = _QUOTED.sub(lambda m: m.group(0).strip("'\"«»"), request)
+    folded = fold(plain)
+    found: list[str] = []
+    after = rf"\b{noun}\s+(?:named\s+|called\s+|nommee\s+|llamada\s+)?"
+    for match in re.finditer(after, folded):
+        rest = plain[match.end() :]
+        if m := re.match(name, rest):
+            found.append(m.group(1))
+    for match in re.finditer(rf"{name}\s+(?i:{noun})\b", plain):
+        found.append(match.group(1))
+    return found
+
+
+def cards_by_text(
+    request: str, store: StoreNames, skip: Iterable[str]
+) -> list[tuple[int, str, float]]:
+    """Return ``(id, front, score)`` of the cards the request names by their text, best first."""
+    skipped = {w for s in skip for w in _words(s)}
+    words = [w for w in _words(request) if w not in _STOP and w not in skipped and len(w) > 1]
+    if not words:
+        return []
+    asked = set(words)
+    scored: list[tuple[int, str, float]] = []
+    for ident, front in store.cards_matching(words):
+        own = [w for w in _words(front) if w not in _STOP]
+        if own:
+            scored.append((ident, front, sum(w in asked for w in own) / len(own)))
+    return sorted(scored, key=lambda item: -item[2])
+
+
+def link(request: str, kinds: Sequence[str], store: StoreNames, *, card_text: bool) -> Linked:
+    """Link the request's references of ``kinds`` against ``store`` (see the module docstring).
+
+    ``card_text``: look for a card named by its text when the request names no card id.
+    """
+    linked = Linked()
+    names_seen: list[str] = []
+    for kind in kinds:
+        if kind == "card":
+            continue
+        _link_names(request, kind, store, linked, names_seen)
+    for kind in ("card", "deck", "category"):
+        if kind in kinds:
+            _link_ids(request, kind, store, linked)
+    if "card" in kinds and card_text and not any(r.kind == "card" for r in linked.references):
+        _link_card_text(request, store, linked, names_seen)
+    return linked
+
+
+def _link_ids(request: str, kind: str, store: StoreNames, linked: Linked) -> None:
+    ids = ids_named(request, kind)
+    existing = store.existing(kind, ids)
+    for ident in ids:
+        if ident in existing:
+            linked.references.append(Reference(kind=kind, value=ident, text=f"{kind} {ident}"))
+        else:
+            linked.refusals.append(
+                Refusal(code="not_found", message=f"There is no {kind} {ident}.")
+            )
+
+
+def _link_names(
+    request: str, kind: str, store: StoreNames, linked: Linked, names_seen: list[str]
+) -> None:
+    if kind not in TABLES or kind == "card":
+        return
+    names = store.names(kind)
+    found = names_named(request, names)
+    for ident, name, score, _ in found:
+        value: object = name if kind == "concept" else ident
+        linked.references.append(
+            Reference(kind=kind, value=value, label=name, text=name, score=score)
+        )
+        names_seen.append(name)
+    known = {fold(n) for n in names.values()}
+    for written in slot_names(request, kind):
+        if any(near(written, k) for k in known):
+            continue
+        if any(fold(n) in fold(written) for n in names_seen):
+            continue
+        shown = ", ".join(sorted(names.values()))
+        plural = "categories" if kind == "category" else f"{kind}s"
+        linked.refusals.append(
+            Refusal(
+                code="not_found",
+                message=f"There is no {kind} named {written!r}; {plural}: {shown}.",
+                candidates=tuple(sorted(names.values())),
+            )
+        )
+
+
+def near(written: str, name: str) -> bool:
+    """Return whether the words ``written`` begin ``name`` or begin with it (folded), or nearly.
+
+    A slot reads capitalised words only, so it may hold just the start of a name
+    (``the concept Capital cities``: ``Capital``).
+    """
+    words = fold(written).split()
+    if name.startswith(" ".join(words)) or " ".join(words).startswith(name):
+        return True
+    return any(
+        difflib.SequenceMatcher(None, " ".join(words[:k]), name).ratio() >= FUZZY
+        for k in range(1, len(words) + 1)
+    )
+
+
+def _link_card_text(request: str, store: StoreNames, linked: Linked, names_seen: list[str]) -> None:
+    if not re.search(rf"\b{_noun_pattern('card')}\b", fold(request)):
+        return
+    scored = cards_by_text(request, store, names_seen)
+    if not scored or scored[0][2] < CARD_TEXT:
+        return
+    best = scored[0]
+    second = scored[1][2] if len(scored) > 1 else 0.0
+    if best[2] - second < CARD_LEAD:
+        close = [f"card {i} ({front!r})" for i, front, s in scored[:4] if best[2] - s < CARD_LEAD]
+        linked.refusals.append(
+            Refusal(
+                code="invalid_input",
+                message="The request could mean several cards: "
+                + "; ".join(close)
+                + ". Name it by its number.",
+                candidates=tuple(close),
+            )
+        )
+        return
+    front = set(_words(best[1]))
+    linked.references[:] = [  # a name read inside the card's own text names nothing else
+        r for r in linked.references if r.score >= 1.0 or not set(_words(r.text)) <= _stems(front)
+    ]
+    linked.references.append(
+        Reference(kind="card", value=best[0], label=best[1], text=best[1], score=round(best[2], 3))
+    )
+
+
+def _stems(words: set[str]) -> set[str]:
+    return words | {w + "s" for w in words} | {w + "es" for w in words}
