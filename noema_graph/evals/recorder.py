@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
@@ -126,6 +127,22 @@ def _reader(saver: BaseCheckpointSaver[Any]) -> Any:
     return builder.compile(checkpointer=saver)
 
 
+def _turn_key(values: Mapping[str, Any]) -> str | None:
+    """Return which user turn a snapshot belongs to, or None when it ends no turn.
+
+    A turn that planned carries its run id; one stopped before the plan (a refusal of the
+    request, a hook's veto) has none, so its request's message id names it, once the turn
+    has an output.
+    """
+    run: RunInfo | None = values.get("run")
+    if run is not None:
+        return run.run_id
+    if not values.get("output"):
+        return None
+    asked = [m for m in values.get("messages") or () if isinstance(m, HumanMessage)]
+    return f"request:{asked[-1].id}" if asked else "request"
+
+
 class TrajectoryRecorder:
     """Turn agent states and checkpointed threads into :class:`Trajectory` objects."""
 
@@ -165,9 +182,9 @@ class TrajectoryRecorder:
         last: dict[str, Mapping[str, Any]] = {}
         with _quiet_pending_sends():
             for snapshot in graph.get_state_history(config):
-                run: RunInfo | None = snapshot.values.get("run")
-                if run is not None and run.run_id not in last:
-                    last[run.run_id] = snapshot.values  # history is newest first
+                key = _turn_key(snapshot.values)
+                if key is not None and key not in last:
+                    last[key] = snapshot.values  # history is newest first
         per_turn = [TrajectoryRecorder.from_state(v) for v in reversed(last.values())]
         if turns == "each" or not per_turn:
             return per_turn
