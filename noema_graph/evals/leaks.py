@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.evals.words import text_fields
+from noema_graph.grounding.words import texts_of
 from noema_graph.trajectory.schema import Trajectory
 
 _WORDS = re.compile(r"\w+")
@@ -56,17 +57,6 @@ def _dig(data: Any, path: str) -> Iterator[Any]:
             yield inner
 
 
-def _strings(data: Any) -> Iterator[str]:
-    if isinstance(data, str):
-        yield data
-    elif isinstance(data, dict):
-        for inner in data.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _strings(inner)
-    elif isinstance(data, list):
-        for inner in data:  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _strings(inner)
-
-
 def core_words(secret: str, known: str) -> list[str]:
     """Return the words of ``secret`` that ``known`` (the rest of its result) does not hold."""
     seen = set(_WORDS.findall(_CLOZE.sub(" ", known).casefold()))
@@ -89,7 +79,7 @@ def secrets_of(
         paths = secret_fields[step.action.tool]
         values = [(p, str(v).strip()) for p in paths for v in _dig(data, p)]
         secret = {v for _, v in values}
-        known = " ".join(t for t in _strings(data) if t.strip() not in secret)
+        known = " ".join(t for t in texts_of(data) if t.strip() not in secret)
         for path, value in values:
             if value:
                 core = tuple(core_words(value, known))

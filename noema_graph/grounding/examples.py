@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from noema_graph.grounding.words import fold, holds, terms
+from noema_graph.grounding.words import fold, holds, terms, texts_of
 
 _ANSWER = re.compile(r"^(?:Final answer|Request): (.*)$", re.MULTILINE)
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'\u2019-][^\W_]+)*%?")
@@ -26,22 +26,11 @@ SHORT_WORDS = 3
 """Most words of an example's value that is taken whole (a topic, a name, a concept)."""
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _texts(item)
-
-
 def _stated(examples: str) -> Iterator[str]:
     """Yield the texts the examples' requests and final answers state."""
     for line in _ANSWER.findall(examples):
         try:
-            yield from _texts(json.loads(line))
+            yield from texts_of(json.loads(line))
         except json.JSONDecodeError:
             yield line
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from noema_graph.grounding.sources import result_data, tool_results
-from noema_graph.grounding.words import content_words, find_whole, fold
+from noema_graph.grounding.words import content_words, find_whole, fold, texts_of
 from noema_graph.state.models import ReasoningStep
 
 _TRIM = " \t\n.!?;:,\"'"
@@ -34,17 +34,6 @@ def _records(value: Any, path: Sequence[str]) -> Iterator[tuple[Mapping[str, Any
         yield value, path[0]  # pyright: ignore[reportUnknownArgumentType] -- JSON
     else:
         yield from _records(value[path[0]], path[1:])
-
-
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
-            yield from _texts(item)
 
 
 def _own_words(secret: str, shown: str) -> list[str]:
@@ -70,8 +59,8 @@ def secret_values(
         for _, data in tool_results(trace, tool):
             for path in paths:
                 for record, key in _records(result_data(data), path.split(".")):
-                    shown = " ".join(t for k, v in record.items() if k != key for t in _texts(v))
-                    for text in _texts(record[key]):
+                    shown = " ".join(t for k, v in record.items() if k != key for t in texts_of(v))
+                    for text in texts_of(record[key]):
                         clean = text.strip(_TRIM)
                         for secret in (clean, *_own_words(clean, shown)):
                             if any(c.isalnum() for c in secret):

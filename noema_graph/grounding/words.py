@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 _ENGLISH = (
     "a an and are as at be been but by can could did do does for from had has have how i if "
@@ -38,6 +39,18 @@ MIN_TERM_LETTERS = 3
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 _CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"\u201c\u201d\u00ab\u00bb\n]+")
 _SPACES = re.compile(r"\s+")
+
+
+def texts_of(value: Any) -> Iterator[str]:
+    """Yield every text inside a JSON value (its strings, in mappings and lists at any depth)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from texts_of(item)
+    elif isinstance(value, list):
+        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+            yield from texts_of(item)
 
 
 def fold(text: str) -> str:
