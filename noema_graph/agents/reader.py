@@ -154,7 +154,8 @@ class AgentReader:
         allowed = _options(schema)
         if allowed:
             for written in _IDENTIFIER.findall(fold(text)):
-                if written not in allowed and written not in schema.get("properties", {}):
+                named = written in schema.get("properties", {}) or written in self.schemas
+                if written not in allowed and not named:  # an argument or a tool is no value
                     return Refusal(
                         code="invalid_input",
                         message=f"{written!r} is not an allowed value; allowed: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.config import PlannedStep
-from noema_graph.effects import Steps
+from noema_graph.effects import Steps, io
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
 from noema_graph.grounding.reading import input_problem, may_write, writes
@@ -197,11 +198,11 @@ def _update(
     seconds: float,
     memory: list[dict[str, Any]],
     write_tools: set[str],
+    reading: RequestReading | None,
 ) -> dict[str, Any]:
     run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
     plan, step, usage = _planned(request, outcome)
-    reading = read_request(deps, request)
     plan = read_only_plan(plan, reading, write_tools) if reading is not None else plan
     if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
@@ -254,7 +255,12 @@ def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dic
     if isinstance(outcome, RunTimeout):  # the whole budget went on planning
         seconds = max(seconds, run_timeout(deps.config, ctx(runtime)) or 0.0)
     written = {t.name for t in tools if writes(t)}
-    return _update(state, runtime, deps, outcome, seconds, memory, written)
+    request = latest_request(state.get("messages", []))
+    reading = yield io(  # the reader may query the store: off the event loop in async runs
+        lambda: read_request(deps, request),
+        lambda: asyncio.to_thread(read_request, deps, request),
+    )
+    return _update(state, runtime, deps, outcome, seconds, memory, written, reading)
 
 
 SPEC = NodeSpec(plan, calls_model=True)

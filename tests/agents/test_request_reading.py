@@ -156,6 +156,15 @@ def test_a_link_kind_outside_the_allowed_set_is_refused_and_nothing_is_written(
     assert _store(demo.path) == before
 
 
+def test_a_request_naming_the_tool_or_its_argument_is_no_refused_value(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    model = scripted(plan_reply("Link"))
+    request = "Call link_concepts with the kind dissolves_in, from Halogens to Noble gases."
+    out = run_agent_graph("knowledge_graph", model, demo.path, request)["output"]
+    assert out["error"]["message"].startswith("'dissolves_in' is not an allowed value")
+
+
 @pytest.mark.parametrize(
     ("request_text", "fragment"),
     [

@@ -90,7 +90,7 @@ def _request(number: int) -> tuple[str, str]:
     card = {"front": f"scale run {number}", "back": f"answer {number}"}
     hold = " @hold" if number == HELD else ""
     directive = json.dumps({"deck_id": 1, "cards": [card]})
-    return "content_generation", f"Add a card.{hold} @tool create_cards {directive}"
+    return "content_generation", f"Add a card to deck 1.{hold} @tool create_cards {directive}"
 
 
 def _ok(response: httpx.Response) -> Any:
