@@ -21,11 +21,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.evals.words import text_fields
-from noema_graph.grounding.words import texts_of
+from noema_graph.grounding.words import shown_text, texts_of
 from noema_graph.trajectory.schema import Trajectory
 
 _WORDS = re.compile(r"\w+")
-_CLOZE = re.compile(r"\{\{c\d+::.*?\}\}")
 """A cloze deletion (``{{c1::Rabat}}``): hidden text, so it tells the learner nothing."""
 
 
@@ -59,7 +58,7 @@ def _dig(data: Any, path: str) -> Iterator[Any]:
 
 def core_words(secret: str, known: str) -> list[str]:
     """Return the words of ``secret`` that ``known`` (the rest of its result) does not hold."""
-    seen = set(_WORDS.findall(_CLOZE.sub(" ", known).casefold()))
+    seen = set(_WORDS.findall(shown_text(known).casefold()))
     return [w for w in _WORDS.findall(secret.casefold()) if w not in seen]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from noema_graph.grounding.sources import result_data, tool_results
-from noema_graph.grounding.words import content_words, find_whole, fold, texts_of
+from noema_graph.grounding.words import content_words, find_whole, fold, shown_text, texts_of
 from noema_graph.state.models import ReasoningStep
 
 _TRIM = " \t\n.!?;:,\"'"
@@ -59,7 +59,8 @@ def secret_values(
         for _, data in tool_results(trace, tool):
             for path in paths:
                 for record, key in _records(result_data(data), path.split(".")):
-                    shown = " ".join(t for k, v in record.items() if k != key for t in texts_of(v))
+                    others = (t for k, v in record.items() if k != key for t in texts_of(v))
+                    shown = shown_text(" ".join(others))  # a cloze's deletion is hidden
                     for text in texts_of(record[key]):
                         clean = text.strip(_TRIM)
                         for secret in (clean, *_own_words(clean, shown)):

@@ -41,6 +41,15 @@ _CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"\u201c\u201d\u00ab\u00bb\n]+")
 _SPACES = re.compile(r"\s+")
 
 
+CLOZE_DELETION = re.compile(r"\{\{c\d+::.*?\}\}", re.DOTALL)
+"""A cloze deletion (``{{c1::Rabat}}``): text a card hides from the learner."""
+
+
+def shown_text(text: str) -> str:
+    """Return ``text`` as a learner sees it before answering: its cloze deletions blanked."""
+    return CLOZE_DELETION.sub(" ", text)
+
+
 def texts_of(value: Any) -> Iterator[str]:
     """Yield every text inside a JSON value (its strings, in mappings and lists at any depth)."""
     if isinstance(value, str):

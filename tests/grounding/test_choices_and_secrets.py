@@ -149,6 +149,20 @@ def test_secrets_are_read_from_the_declared_fields_and_masked_whole_word() -> No
     secrets = secret_values({"get_card": ("back",)}, [sentence])
     assert secrets == ("Rabat is the capital of Morocco", "Rabat")
     assert masked("The capital of Morocco is rabat.", secrets) == "The capital of Morocco is r____."
+    # a cloze front holds the answer only inside its deletion, which the learner does not see
+    cloze = ok(
+        "get_card",
+        {"card_id": 42},
+        {
+            "front": "{{c1::Rabat}} is the capital of {{c2::Morocco}}.",
+            "back": "Rabat is Morocco's.",
+        },
+    )
+    assert secret_values({"get_card": ("back",)}, [cloze]) == (
+        "Rabat is Morocco's",
+        "Morocco's",
+        "Rabat",
+    )
     hits = ok(
         "search_cards", {}, {"hits": [{"card": {"front": "Say: window", "back": "la ventana"}}]}
     )
