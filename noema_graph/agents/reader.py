@@ -63,7 +63,7 @@ class AgentReader:
         agent: str,
         description: str,
         tools: Sequence[BaseTool],
-        store: StoreNames | None,
+        store: StoreNames,
         classifier: IntentClassifier | None,
     ) -> None:
         """Keep what reading needs; the store is read per request."""
@@ -115,8 +115,6 @@ class AgentReader:
         )
 
     def _link(self, text: str, *, card_text: bool) -> Linked:
-        if self.store is None:
-            return Linked()
         return link(text, self.kinds, self.store, card_text=card_text)
 
     def _unchanged(self, label: str, margin: float, linked: Linked) -> RequestReading:
@@ -165,7 +163,7 @@ class AgentReader:
         return None
 
     def _missing(self, kind: str, found: int, wanted: int, tool: str) -> Refusal:
-        names = sorted(self.store.names(kind).values()) if self.store and kind != "card" else []
+        names = sorted(self.store.names(kind).values()) if kind != "card" else []
         plural = "categories" if kind == "category" else f"{kind}s"
         listed = f" {plural}: {', '.join(names)}." if names else ""
         if wanted == 1:
