@@ -26,6 +26,10 @@ RUN = {
     ("docs/getting-started.md", "## Quick start (Python)", "python"): (
         "tests/integration/test_readme.py::test_quick_start_answers_five_on_a_scripted_model"
     ),
+    ("docs/postgres.md", "# Scale out (PostgreSQL, phase 1)", "python"): (
+        "tests/storage/test_runs_postgres.py::"
+        "test_the_manuals_open_backend_block_builds_a_graph_on_postgres"
+    ),
     ("docs/cli.md", "# Command line", "python"): (
         "tests/cli/test_model_hook.py::test_the_docs_example_runs_the_cli_on_your_model"
     ),

@@ -83,3 +83,9 @@ def test_readme_commands_exist() -> None:
         assert result.exit_code == 0, (command, result.output)
     assert "bash scripts/test.sh" in read("README.md")
     assert "exec bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_manual_shows_the_same_two_commands() -> None:
+    readme = block("README.md", "## Two commands", "bash")
+    assert "bash scripts/test.sh" in readme
+    assert block("docs/getting-started.md", "## Two commands", "bash") == readme
