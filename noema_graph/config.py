@@ -322,5 +322,5 @@ def _configuration_error(exc: ValidationError) -> ConfigurationError:
     return ConfigurationError(
         field,
         f"{first['msg']} (got {value!r})",
-        fix=f"pass a valid value for AgentConfig.{field}; see the README's configuration table",
+        fix=f"pass a valid value for AgentConfig.{field}; see docs/configuration.md",
     )

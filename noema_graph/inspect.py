@@ -1,7 +1,7 @@
 """Inspect runs in a checkpoint database: the documented public inspection API.
 
 The logic lives in :mod:`noema_graph.storage.inspect` (it works on any saver); this module
-is its public path, as the README and notebooks use it: every name of that module's
+is its public path, as the manual and notebooks use it: every name of that module's
 ``__all__``, and the SQL and constants the CLI and the PostgreSQL reader share.
 """
 

@@ -1,7 +1,7 @@
 """Open checkpointers and stores: the public path of :mod:`noema_graph.storage.sqlite.persistence`.
 
 ``sqlite_checkpointer``, ``async_sqlite_checkpointer``, ``sqlite_store``, ``prune`` and the
-allow-listed ``serializer`` (:mod:`noema_graph.storage.serde`), as the README uses them.
+allow-listed ``serializer`` (:mod:`noema_graph.storage.serde`), as the manual uses them.
 """
 
 from __future__ import annotations

@@ -382,8 +382,7 @@ def table(rows: Iterable[Any], columns: Sequence[str] | None = None, *, width: i
 
     Args:
         rows: Dataclass instances (such as :class:`~noema_graph.storage.inspect.ThreadRow`),
-        pydantic
-            models (a ``ToolCallRecord``, a ``MemoryEntry``) or mappings.
+            pydantic models (a ``ToolCallRecord``, a ``MemoryEntry``) or mappings.
         columns: The fields to show, in order; every field of the first row when None.
         width: Longest cell, in characters; longer values end with an ellipsis.
     """

@@ -8,6 +8,9 @@ bash scripts/install_mcp_servers.sh
 bash deploy/install_aegra.sh
 echo "== ruff"; .venv/bin/ruff check noema_graph tests bench scripts
 echo "== pyright (strict)"; .venv/bin/pyright
+# The manual (docs/, mkdocs.yml): a broken link, anchor or docstring fails the build. Offline.
+echo "== mkdocs build --strict"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 echo "== pytest"
 export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skipping
 # -m "not slow": tests marked slow (none today; for multi-minute runs) stay out of CI

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import noema_graph.errors as errors
 from noema_graph.errors import NoemaError
+from tests.doc_pages import read, section
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "noema_graph"
@@ -111,8 +112,8 @@ def test_modules_called_errors_hold_errors() -> None:
 
 
 def test_the_readme_error_table_lists_every_error() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split("### Errors", 1)[1].split("\n#", 1)[0]
+    table = section("README.md", "## Errors")
+    assert '--8<-- "README.md:errors"' in read("docs/errors.md")  # the manual includes it
     missing: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = None

@@ -1,6 +1,6 @@
 """What an item expects beyond its answer: the store's end state and the run's outcome.
 
-The dataset format (README, "Evaluation") adds to an item:
+The dataset format (docs/evaluation.md) adds to an item:
 
 * ``expected_state``: the rows that must differ after the run, each
   ``{"table", "key": {pk columns}, "values": {...}}`` (a changed row),
@@ -123,7 +123,7 @@ def item_expectations(item: EvalItem) -> Expectations:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "expectations"
         raise _fail(
-            item, where, first["msg"], "see README, Evaluation: the dataset format"
+            item, where, first["msg"], "see docs/evaluation.md, the dataset format"
         ) from None
     if found.expected_error_code and found.expected_success:
         raise _fail(

@@ -1,6 +1,6 @@
 """Assemble the output contract from the final state: trace, metrics, confidence.
 
-Confidence formula (documented in the README), from the trace alone::
+Confidence formula (documented in docs/output.md), from the trace alone::
 
     c = 1.0
       - 0.3 * iterations / max_iterations          # long runs are less certain

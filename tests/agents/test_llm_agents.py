@@ -39,7 +39,7 @@ def _run(local_model: Any, demo: DemoSummary, agent: str, request: str) -> Agent
         agent, request, user_id="ben", model=local_model, db=demo.path, timeout_s=NO_BUDGET_S
     )
     seconds = time.perf_counter() - started
-    print(  # shown with -s: the figures the README quotes
+    print(  # shown with -s: the figures the manual quotes
         f"{agent}: {seconds:.1f}s validated={out.validated} success={out.success} "
         f"iterations={out.metadata.iterations} tokens={out.metadata.token_usage.total_tokens} "
         f"tools={out.metadata.tools_used} result={out.result}"

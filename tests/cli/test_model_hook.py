@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from noema_graph.cli import main
+from tests.doc_pages import block
 from tests.scripted import ScriptedChatModel, plan_reply, text
-
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def _cli_block() -> str:
-    """Return the Python block of the README's command line section."""
-    section = README.split("## Command line", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "no python block in the README's command line section"
-    return match.group(1)
+    """Return the Python block of the manual's command line page."""
+    return block("docs/cli.md", "# Command line")
 
 
-def test_the_readme_example_runs_the_cli_on_your_model(
+def test_the_docs_example_runs_the_cli_on_your_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     model = ScriptedChatModel(script=[plan_reply("Multiply"), text("391")])
     with pytest.raises(SystemExit) as exited:
-        exec(compile(_cli_block(), "README.md", "exec"), {"my_chat_model": model})
+        exec(compile(_cli_block(), "docs/cli.md", "exec"), {"my_chat_model": model})
     assert exited.value.code == 0
     assert capsys.readouterr().out == "391\n"
     model.assert_complete()

@@ -178,11 +178,11 @@ def test_a_refusal_passes_only_unsuccessful_with_its_code_and_the_store_unchange
     assert not wrote.passed and wrote.state_ok is False and wrote.unasked_changes
 
 
-def test_the_readme_example_of_each_kind_loads_against_the_demo_store(
+def test_the_docs_example_of_each_kind_loads_against_the_demo_store(
     demo_master: DemoSummary,
 ) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**The dataset format**", 1)[1]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "evaluation.md").read_text("utf-8")
+    section = page.split("**The dataset format**", 1)[1]
     block = section.split("```json\n", 1)[1].split("```", 1)[0]
     items = [EvalItem.model_validate(raw) for raw in json.loads(block)["dataset"]]
     found = load_expectations(items, demo_master.path)

@@ -1,4 +1,7 @@
-"""The README's promises: its Python quick start runs, its commands exist."""
+"""The README's promises: its Python quick start runs, its commands exist.
+
+The same quick start is the manual's (docs/getting-started.md); both copies run here.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +13,17 @@ import pytest
 from typer.testing import CliRunner
 
 from noema_graph.cli.app import app
+from tests.doc_pages import ROOT, block, pages, read
 
-ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+# The quick start: README's first five minutes, and the manual's getting-started page.
+QUICK_STARTS = {
+    "README.md": "## Your first five minutes",
+    "docs/getting-started.md": "## Quick start (Python)",
+}
 
 
-def _block(heading: str) -> str:
-    section = README.split(heading, 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, f"no python block after {heading!r}"
-    return match.group(1)
+def _quick_start(page: str = "README.md") -> str:
+    return block(page, QUICK_STARTS[page])
 
 
 @pytest.mark.llm
@@ -27,7 +31,7 @@ def test_quick_start_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     cwd = Path.cwd()
     os.chdir(tmp_path)
     try:
-        exec(compile(_block("## Quick start"), "README.md", "exec"), {})
+        exec(compile(_quick_start(), "README.md", "exec"), {})
     finally:
         os.chdir(cwd)
     printed = capsys.readouterr().out
@@ -37,10 +41,14 @@ def test_quick_start_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "['plan'" in printed and (tmp_path / "runs.sqlite").exists()
 
 
+@pytest.mark.parametrize("page", sorted(QUICK_STARTS))
 def test_quick_start_answers_five_on_a_scripted_model(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    page: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The README block, verbatim, with make_model returning a model that follows the script."""
+    """The page's block, verbatim, with make_model returning a model that follows the script."""
     import noema_graph.models
     from tests.scripted import ScriptedChatModel, call, plan_reply, text, tools_reply
 
@@ -51,9 +59,13 @@ def test_quick_start_answers_five_on_a_scripted_model(
             text("5"),
         ]
     )
-    monkeypatch.setattr(noema_graph.models, "make_model", lambda spec=None: model)
+
+    def make_model(spec: str | None = None) -> ScriptedChatModel:
+        return model
+
+    monkeypatch.setattr(noema_graph.models, "make_model", make_model)
     monkeypatch.chdir(tmp_path)
-    exec(compile(_block("## Quick start"), "README.md", "exec"), {})
+    exec(compile(_quick_start(page), page, "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "True 5"
     assert printed[2].startswith("['plan', 'tool', 'thought', 'final']")
@@ -61,9 +73,19 @@ def test_quick_start_answers_five_on_a_scripted_model(
 
 
 def test_readme_commands_exist() -> None:
+    """Every ``noema-graph COMMAND`` line of README.md and of the manual names a command."""
     runner = CliRunner()
-    for command in re.findall(r"^noema-graph ([\w-]+)", README, re.M):
+    found = (re.findall(r"^noema-graph ([\w-]+)", read(page), re.M) for page in pages())
+    commands = {command for page in found for command in page}
+    assert {"run", "agents", "eval", "undo"} <= commands  # the pages were read
+    for command in sorted(commands):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)
-    assert "bash scripts/test.sh" in README
+    assert "bash scripts/test.sh" in read("README.md")
     assert "exec bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_manual_shows_the_same_two_commands() -> None:
+    readme = block("README.md", "## Two commands", "bash")
+    assert "bash scripts/test.sh" in readme
+    assert block("docs/getting-started.md", "## Two commands", "bash") == readme

@@ -2,7 +2,7 @@
 
 Every run calls a non-idempotent ``charge`` tool :data:`CALLS` times; each execution appends
 one line to an effects file (``O_APPEND``, so lines from many processes never mix). The file's
-Store shares the checkpoint file, as the README allows. Used by
+Store shares the checkpoint file, as the manual allows (docs/persistence.md). Used by
 ``tests/reliability/test_ledger_concurrency.py`` and ``bench/bench_ledger.py``.
 
 Worker: ``python -m tests.reliability.ledger_load DB EFFECTS PREFIX THREADS REPORT``.

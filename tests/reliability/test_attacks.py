@@ -4,7 +4,7 @@
 directory changed (the sibling ``outside`` folder and marker paths in /tmp, /etc, /var/tmp,
 /dev/shm and $HOME), that the arena's secret appears in no observation, that no process
 carrying the attack's mark outlived the call, and that the TCP listener saw no connection.
-README "Security" and noema_graph/tools/SECURITY.md list these rows.
+docs/security.md and noema_graph/tools/SECURITY.md list these rows.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The non-idempotent ledger under load, and when its Store cannot record a claim.
 
-One SQLite file holds checkpoints and the Store (as the README allows); 32 async runs in this
+One SQLite file holds checkpoints and the Store (as the manual allows); 32 async runs in this
 process and 8 worker processes of 4 threads run on it at once. Every call must run exactly
 once, no "database is locked" may surface, every run's final checkpoint must be there. When
 the Store truly cannot record a claim, the call must not run (the ledger fails closed).

@@ -157,3 +157,30 @@ def test_store_errors_name_psycopg_once_loaded() -> None:
     from noema_graph.storage.urls import store_errors
 
     assert {sqlite3.Error, OSError, psycopg.Error} <= set(store_errors())
+
+
+def test_the_manuals_open_backend_block_builds_a_graph_on_postgres(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/postgres.md's block, verbatim but for its URL: a graph on PostgreSQL's tables."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from noema_graph.models import factory
+    from tests.doc_pages import block
+    from tests.scripted import ScriptedChatModel
+
+    code = block("docs/postgres.md", "# Scale out (PostgreSQL, phase 1)")
+    shown = "postgresql://noema:secret@127.0.0.1:5432/noema"
+    assert shown in code
+    model = ScriptedChatModel(script=[])  # built, never called
+
+    def make_model(spec: str | None = None, **_: object) -> ScriptedChatModel:
+        return model
+
+    monkeypatch.setattr(factory, "make_model", make_model)
+    namespace: dict[str, Any] = {}
+    exec(compile(code.replace(shown, pg_url), "docs/postgres.md", "exec"), namespace)
+    assert isinstance(namespace["graph"].checkpointer, PostgresSaver)
+    with psycopg.connect(pg_url) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables").fetchall()}
+    assert {"checkpoints", "checkpoint_writes", "store"} <= tables
