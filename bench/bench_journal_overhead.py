@@ -139,7 +139,11 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     spec3.handler(**a)
 
-            pair = [("h2", functools.partial(spec2.handler, **a)), ("h3", h3)]
+            def h2(a: dict[str, Any] = a, scope: RunScope = scope) -> None:
+                with run_scope(scope):
+                    spec2.handler(**a)
+
+            pair = [("h2", h2), ("h3", h3)]
             for key, run in pair if first else pair[::-1]:
                 times[key].append(timed(run))
             i = next(counter)
@@ -150,7 +154,11 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     tool3.invoke(call)
 
-            pair = [("t2", functools.partial(tool2.invoke, call)), ("t3", t3)]
+            def t2(call: dict[str, Any] = call, scope: RunScope = scope) -> None:
+                with run_scope(scope):
+                    tool2.invoke(call)
+
+            pair = [("t2", t2), ("t3", t3)]
             for key, run in pair if first else pair[::-1]:
                 times[key].append(timed(run))
     return {k: statistics.median(v) * 1000 for k, v in times.items()}
