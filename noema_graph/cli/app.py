@@ -672,7 +672,11 @@ def mcp_serve(
     ] = Path("."),
     data: Annotated[
         Path | None,
-        typer.Option("--data", help="Also serve the learning domain tools over this store."),
+        typer.Option(
+            "--data",
+            help="Also serve the learning domain tools over this store; their writes are "
+            "journaled, one thread (mcp-...) per MCP session, named in each write's result.",
+        ),
     ] = None,
 ) -> None:
     """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""
