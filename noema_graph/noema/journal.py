@@ -242,11 +242,22 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
 
 
 def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
-    """Store a dry run's would-be changes (a set marked ``dry_run``: never undone)."""
+    """Store a dry run's would-be changes (a set marked ``dry_run``: never undone).
+
+    A dry call made again under the same thread and call id (a node that paused for a
+    question runs again from its start on resume) is stored once.
+    """
     rows = [r for r in rows if r["action"] != "update" or r["before"] != r["after"]]
     if not rows:
         return
     first = rows[0]
+    stored = yield from fetch_one(
+        f"SELECT id FROM {SETS_TABLE} WHERE thread_id = ? AND call_id = ? AND tool = ?"
+        " AND dry_run = 1",
+        (str(first["thread_id"]), str(first["call_id"]), str(first["tool"])),
+    )
+    if stored is not None:
+        return
     set_id = yield from _insert_set(
         ChangeContext(
             thread_id=str(first["thread_id"]),
