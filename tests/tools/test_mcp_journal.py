@@ -1,21 +1,27 @@
 """``noema-graph mcp serve --data``: the operator's writes are journaled, one thread a session.
 
-Real MCP client sessions (the SDK's ``ClientSession`` over stdio) against the CLI's server;
-then ``changes`` and ``undo`` (CLI and Python API) review and revert what a session wrote.
+Real MCP client sessions (the SDK's ``ClientSession`` over stdio and streamable HTTP)
+against the CLI's server; then ``changes`` and ``undo`` (CLI and Python API) review and
+revert what a session wrote.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import socket
 import sqlite3
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from noema_graph.noema.demo import write_demo_data
@@ -132,3 +138,47 @@ async def test_calls_outside_a_session_share_the_servers_own_thread(tmp_path: Pa
         threads.append(_thread(json.loads(getattr(content, "text"))))  # noqa: B009
     assert threads[0] == threads[1]
     assert [c.step for c in changes(threads[0], db=db)] == [1, 2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _http_session(url: str, card: int) -> list[str]:
+    """Flag ``card`` twice in one streamable-HTTP session; return the threads named."""
+    threads: list[str] = []
+    async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as s:
+        await s.initialize()
+        for reason in ("unclear", "typo"):
+            result = await s.call_tool(
+                "flag_card", {"card_id": card, "reason": reason, "severity": "low"}
+            )
+            (content,) = result.content
+            threads.append(_thread(json.loads(getattr(content, "text"))))  # noqa: B009
+    return threads
+
+
+def test_each_http_session_is_a_thread_of_its_own(tmp_path: Path) -> None:
+    db = tmp_path / "learn.db"
+    write_demo_data(db)
+    port = _free_port()
+    args = ["mcp", "serve", "--transport", "http", "--port", str(port), "--data", str(db)]
+    server = subprocess.Popen([sys.executable, "-m", "noema_graph.cli", *args], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # wait for the port (the server imports its toolkits first)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "no server"
+                time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/mcp"
+        first, second = asyncio.run(_http_session(url, 3)), asyncio.run(_http_session(url, 4))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert first[0] == first[1] and second[0] == second[1] and first[0] != second[0]
+    assert [c.step for c in changes(first[0], db=db)] == [1, 2]
