@@ -9,8 +9,12 @@ rounds so that the machine's load falls on both alike; each figure is the median
 - ``handler``: the domain tool's handler as it runs today (open the store, run, close): a
   new SQLite connection per call, which parses the schema, triggers included.
 - ``tool``: the call as an agent makes it: the LangChain tool of the ToolSpec, through the
-  ToolRunner (validation, worker thread, ToolResult, observation), inside a run scope on
-  schema 3 (journaled) and outside one on schema 2.
+  ToolRunner (validation, worker thread, ToolResult, observation), inside a run scope (as
+  ``tool_node`` sets for every call) on both schemas; journaled on schema 3 only.
+- ``tool CPU``: the same calls' CPU time (the process's, worker thread included), which a
+  loaded machine's waits for a core do not inflate.
+
+The handler keeps its SQLite connection between calls (``pooled=True``) on both schemas.
 
 Usage:
     PYTHONPATH=$PWD .venv/bin/python bench/bench_journal_overhead.py [--calls 300]
@@ -97,15 +101,17 @@ def tool_of(spec: ToolSpec) -> Any:
     return to_langchain_tool(spec, runner, max_observation_chars=100_000)
 
 
-def timed(call: Callable[[], Any]) -> float:
-    start = time.perf_counter()
+def timed(call: Callable[[], Any]) -> tuple[float, float]:
+    """Return the wall-clock and the CPU seconds of ``call()``."""
+    start, cpu = time.perf_counter(), time.process_time()
     call()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
     """Return the median seconds per call of each level on both schemas."""
-    times: dict[str, list[float]] = {k: [] for k in ("op2", "op3", "h2", "h3", "t2", "t3")}
+    keys = ("op2", "op3", "h2", "h3", "t2", "t3", "c2", "c3")
+    times: dict[str, list[float]] = {k: [] for k in keys}
     counter = itertools.count()
     spec3 = domain_spec(name, new)
     spec2 = ToolSpec(
@@ -130,7 +136,7 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 ("op3", functools.partial(journaled.call_journaled, name, a, c)),
             ]
             for key, run in pair if first else pair[::-1]:
-                times[key].append(timed(run))
+                times[key].append(timed(run)[0])
             i = next(counter)
             a = arguments(name, i)
             scope = RunScope("trace", "run", RunContext(), thread_id="bench", call_id=f"c{i}")
@@ -139,9 +145,13 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     spec3.handler(**a)
 
-            pair = [("h2", functools.partial(spec2.handler, **a)), ("h3", h3)]
+            def h2(a: dict[str, Any] = a, scope: RunScope = scope) -> None:
+                with run_scope(scope):
+                    spec2.handler(**a)
+
+            pair = [("h2", h2), ("h3", h3)]
             for key, run in pair if first else pair[::-1]:
-                times[key].append(timed(run))
+                times[key].append(timed(run)[0])
             i = next(counter)
             call = {"name": name, "args": arguments(name, i), "id": f"c{i}", "type": "tool_call"}
             scope = RunScope("trace", "run", RunContext(), thread_id="bench", call_id=f"c{i}")
@@ -150,9 +160,15 @@ def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
                 with run_scope(scope):
                     tool3.invoke(call)
 
-            pair = [("t2", functools.partial(tool2.invoke, call)), ("t3", t3)]
+            def t2(call: dict[str, Any] = call, scope: RunScope = scope) -> None:
+                with run_scope(scope):
+                    tool2.invoke(call)
+
+            pair = [("t2", t2), ("t3", t3)]
             for key, run in pair if first else pair[::-1]:
-                times[key].append(timed(run))
+                wall, cpu = timed(run)
+                times[key].append(wall)
+                times[key.replace("t", "c")].append(cpu)
     return {k: statistics.median(v) * 1000 for k, v in times.items()}
 
 
@@ -165,13 +181,15 @@ def main() -> None:
         write_demo_data(old)
         write_demo_data(new)
         without_journal(old)
-        print(f"{'operation':14}" + "".join(f"{h:>22}" for h in ("op", "handler", "tool call")))
-        worst: dict[str, float] = {"op": 0.0, "handler": 0.0, "tool": 0.0}
+        heads = ("op", "handler", "tool call", "tool CPU")
+        print(f"{'operation':14}" + "".join(f"{h:>22}" for h in heads))
+        worst: dict[str, float] = {"op": 0.0, "handler": 0.0, "tool": 0.0, "tool CPU": 0.0}
         for name in NAMES:
             med = measure(name, old, new, args.calls)
             cells = ""
             for level, (a, b) in {
-                "op": ("op2", "op3"), "handler": ("h2", "h3"), "tool": ("t2", "t3")
+                "op": ("op2", "op3"), "handler": ("h2", "h3"), "tool": ("t2", "t3"),
+                "tool CPU": ("c2", "c3"),
             }.items():  # fmt: skip
                 extra = 100 * (med[b] / med[a] - 1)
                 worst[level] = max(worst[level], extra)

@@ -8,7 +8,11 @@
 2. the records it names are linked against the store (:mod:`~noema_graph.agents.references`);
    an id or a name the store lacks is refused (``not_found``), naming the candidates;
 3. an agent that can write decides whether the request asks for one of its changes, asks a
-   question, is unclear, or is another agent's job (:mod:`~noema_graph.agents.intent`);
+   question, is unclear, or is another agent's job (:mod:`~noema_graph.agents.intent`); an
+   unclear request keeps the change it most likely asks for (``intent="uncertain"`` with
+   that write and its references), which never writes: the run asks the learner about it
+   when questions are allowed, else runs it dry and says what it would change
+   (:func:`~noema_graph.grounding.reading.may_preview`);
 4. a change must have every reference its tool needs, at most one record that it repeats
    over (``cards 154 and 157``: two calls), and no value its schema does not allow
    (``kind: reacts_with``): else it is refused, and nothing is written.
@@ -101,8 +105,18 @@ class AgentReader:
             message = f"This is not something the {self.agent} agent does: {self.description}"
             return RequestReading(refusal=Refusal(code="invalid_input", message=message))
         if decision.label not in self.writes:
-            return self._unchanged(decision.label, decision.margin, linked)
-        tool = decision.label
+            unchanged = self._unchanged(decision.label, decision.margin, linked)
+            likeliest = _likeliest(decision.scores, self.writes)
+            if decision.label == QUESTION or likeliest is None:
+                return unchanged
+            maybe = self._change(likeliest, text, linked, decision.margin)
+            if maybe.refusal is not None:  # no change to show: the note says what is unclear
+                return unchanged
+            return maybe.model_copy(update={"intent": "uncertain", "note": unchanged.note})
+        return self._change(decision.label, text, linked, decision.margin)
+
+    def _change(self, tool: str, text: str, linked: Linked, margin: float) -> RequestReading:
+        """Return the reading of a request for a change by ``tool``, or why it is refused."""
         kinds = set(references(self.schemas[tool]).values())
         if "card" in kinds and not _has(linked, "card"):
             linked = self._link(text, card_text=True)
@@ -111,7 +125,7 @@ class AgentReader:
         problem = self._change_problem(tool, text, linked)
         refs = tuple(r for r in linked.references if r.kind in kinds)
         return RequestReading(
-            intent="change", writes=(tool,), score=decision.margin, references=refs, refusal=problem
+            intent="change", writes=(tool,), score=margin, references=refs, refusal=problem
         )
 
     def _link(self, text: str, *, card_text: bool) -> Linked:
@@ -174,6 +188,12 @@ class AgentReader:
                 f"{listed}"
             )
         return Refusal(code="not_found", message=message.strip(), candidates=tuple(names))
+
+
+def _likeliest(scores: Mapping[str, float], writes: Sequence[str]) -> str | None:
+    """Return the write tool an uncertain decision scored highest, if it scored any."""
+    scored = [(scores[w], w) for w in writes if w in scores]
+    return max(scored)[1] if scored else None
 
 
 def _has(linked: Linked, kind: str) -> bool:

@@ -410,9 +410,16 @@ def _journal_notes(
 
     store = db if recipe.data == RUN_DATABASE else store_location(recipe.data)
     output = changes_cli.with_changes(output, store, thread)
-    if recipe.dry_run and show != "json":
+    summary = (output.get("metadata") or {}).get("changes") or {}
+    unclear = not recipe.dry_run and bool(summary.get("dry_run"))  # a change run dry: unclear
+    if (recipe.dry_run or unclear) and show != "json":
         lines = changes_cli.dry_run_lines(store, thread)
-        console.print("[bold]dry run[/bold]: nothing was written; this run would:")
+        heading = (
+            "[bold]not written[/bold]: the request did not clearly ask for a change; it would:"
+            if unclear
+            else "[bold]dry run[/bold]: nothing was written; this run would:"
+        )
+        console.print(heading)
         for line in lines or ["change nothing"]:
             console.print(f"  {line}", markup=False, highlight=False)
     return output
@@ -672,7 +679,11 @@ def mcp_serve(
     ] = Path("."),
     data: Annotated[
         Path | None,
-        typer.Option("--data", help="Also serve the learning domain tools over this store."),
+        typer.Option(
+            "--data",
+            help="Also serve the learning domain tools over this store; their writes are "
+            "journaled, one thread (mcp-...) per MCP session, named in each write's result.",
+        ),
     ] = None,
 ) -> None:
     """Serve noema's tools over MCP (stdio, or streamable HTTP on 127.0.0.1)."""

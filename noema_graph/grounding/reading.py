@@ -6,7 +6,8 @@ or unclear), the records it refers to, each linked with a score, or why it is re
 nodes then hold every model to it:
 
 * :func:`offered` drops the tools that write unless the request asks for that change, so
-  a question is answered with the read tools only;
+  a question is answered with the read tools only; an unclear request keeps the one change
+  it most likely asks for, which runs dry or after the learner's yes (:func:`may_preview`);
 * :func:`write_refusal` refuses, before it runs, a write call the reading does not back:
   any write of a request that asks nothing to change, or a reference argument (``card_id``,
   a concept's name) to a record the request did not refer to;
@@ -54,9 +55,28 @@ def may_write(reading: RequestReading | None, tool: str) -> bool:
     return not reading.writes or tool in reading.writes
 
 
+def may_preview(reading: RequestReading | None, tool: str) -> bool:
+    """Return whether the write ``tool`` may run dry only (an unclear request's likeliest change).
+
+    The reading is ``intent="uncertain"`` and names ``tool`` in ``writes``. Such a call never
+    writes: ``tool_node`` asks the learner first when the run allows questions (``clarify``),
+    else runs it dry, and the answer says what it would change.
+    """
+    return (
+        reading is not None
+        and reading.refusal is None
+        and reading.intent == "uncertain"
+        and tool in reading.writes
+    )
+
+
 def offered(tools: Sequence[BaseTool], reading: RequestReading | None) -> list[BaseTool]:
-    """Return ``tools`` less the write tools the reading does not ask for."""
-    return [t for t in tools if not writes(t) or may_write(reading, t.name)]
+    """Return ``tools`` less the write tools the reading does not ask for (nor may preview)."""
+    return [
+        t
+        for t in tools
+        if not writes(t) or may_write(reading, t.name) or may_preview(reading, t.name)
+    ]
 
 
 def _folded(value: Any) -> Any:
@@ -75,7 +95,7 @@ def write_refusal(
     """Return why a call of the write ``tool`` must not run, or None when the reading backs it."""
     if reading is None or not writes(tool):
         return None
-    if not may_write(reading, tool.name):
+    if not may_write(reading, tool.name) and not may_preview(reading, tool.name):
         asked = "a question" if reading.intent == "question" else "no clear change"
         return (
             f"Not executed: {tool.name} changes data and the request asks {asked}. "

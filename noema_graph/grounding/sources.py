@@ -89,13 +89,18 @@ REQUEST = "request"
 
 
 def tool_results(trace: Sequence[ReasoningStep], tool: str) -> list[tuple[Any, Any]]:
-    """Return (arguments, result data) of every successful call of ``tool``, in order."""
+    """Return (arguments, result data) of every successful call of ``tool``, in order.
+
+    A dry call (its result says ``dry_run``) changed nothing: an answer cannot report it as
+    done (the run's decision says what it would have changed).
+    """
     found: list[tuple[Any, Any]] = []
     for step in trace:
         if step.kind != "tool" or step.status != "ok" or step.action is None:
             continue
-        if step.action.tool == tool:
-            found.append((step.action.input, result_data(step.action.output)))
+        data = result_data(step.action.output)
+        if step.action.tool == tool and not (isinstance(data, Mapping) and data.get("dry_run")):
+            found.append((step.action.input, data))
     return found
 
 

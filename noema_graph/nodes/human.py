@@ -1,12 +1,16 @@
 """Human in the loop: which calls need approval, reading answers, the ask_user pause.
 
-The graph pauses with LangGraph's ``interrupt()``; a node that pauses runs again from its
-start when the caller resumes, so everything before ``interrupt()`` here is pure.
+Also the question before an unclear request's change (:func:`confirm_change`). The graph
+pauses with LangGraph's ``interrupt()``; a node that pauses runs again from its start when
+the caller resumes, so everything before ``interrupt()`` here is pure (a dry call that
+precedes the question is journaled once).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +32,7 @@ from noema_graph.state.human import (
     parse_decisions,
 )
 from noema_graph.state.models import ReasoningStep, ToolAction
+from noema_graph.tools.results import ToolResult
 
 NO_ANSWER = "(The user gave no answer: go on with your best assumption and say what it was.)"
 
@@ -143,3 +148,38 @@ def clarify(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any]:
         call_id=call_id,
     )
     return {"messages": [ToolMessage(text, tool_call_id=call_id, name=name)], "trace": [step]}
+
+
+AGREED = frozenset({"yes", "y", "ok", "okay", "sure", "confirm", "confirmed", "oui", "si", "vale"})
+"""First words of an answer that say yes (English, French, Spanish; accents folded)."""
+
+
+def agreed(answer: Any) -> bool:
+    """Return whether a clarify answer says yes: its first word is one of :data:`AGREED`."""
+    folded = unicodedata.normalize("NFKD", answer_text(answer).casefold())
+    words = re.findall(r"[a-z]+", "".join(c for c in folded if not unicodedata.combining(c)))
+    return bool(words) and words[0] in AGREED
+
+
+def would_change(artifact: Any) -> list[str]:
+    """Return a dry call's would-be changes (its result's ``would_change`` lines), else []."""
+    data = artifact.data if isinstance(artifact, ToolResult) else None
+    lines = (data or {}).get("would_change")
+    return [str(line) for line in lines] if isinstance(lines, list) else []
+
+
+def confirm_change(task: ToolTask, runtime: Runtime[Any], tool: str, lines: Sequence[str]) -> bool:
+    """Pause with a question naming the change ``tool`` would make; return the learner's yes.
+
+    The request did not clearly ask for it (an uncertain intent decision), so the run asks
+    before it writes; the answer is free text, and only a yes (:func:`agreed`) writes.
+    """
+    change = "; ".join(lines) if lines else f"run {tool}, which changes your data"
+    question = (
+        f"Your request may be asking me to change your data: {change}. "
+        "Should I make this change? Answer yes or no."
+    )
+    payload = ClarifyRequest(call_id=str(task["tool_call"]["id"]), question=question)
+    request = payload.model_dump(mode="json")
+    emit(runtime, HumanInputRequested(kind="clarify", request=request), task)
+    return agreed(interrupt(request))

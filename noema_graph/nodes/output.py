@@ -17,7 +17,7 @@ Confidence formula (documented in docs/output.md), from the trace alone::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import FORBIDDEN_MESSAGE
@@ -163,6 +163,35 @@ def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     return None
 
 
+def _data(step: ReasoningStep) -> dict[str, Any]:
+    """Return a tool step's result data (its ``ToolResult``'s ``data``), else {}."""
+    output = step.action.output if step.action is not None else None
+    data = output.get("data") if isinstance(output, dict) else None
+    return cast(dict[str, Any], data) if isinstance(data, dict) else {}
+
+
+def would_change_lines(trace: Sequence[ReasoningStep]) -> list[str]:
+    """Return the would-be changes of the run's dry write calls, one line per row."""
+    lines: list[str] = []
+    for step in trace:
+        data = _data(step) if step.kind == "tool" and step.status == "ok" else {}
+        if data.get("dry_run") and isinstance(data.get("would_change"), list):
+            lines += [str(line) for line in data["would_change"]]
+    return lines
+
+
+def _confirmed(trace: Sequence[ReasoningStep], reading: RequestReading) -> bool:
+    """Return whether the change an unclear request may ask for ran for real (a yes)."""
+    return reading.intent == "uncertain" and any(
+        s.kind == "tool"
+        and s.status == "ok"
+        and s.action is not None
+        and s.action.tool in reading.writes
+        and not _data(s).get("dry_run")
+        for s in trace
+    )
+
+
 def tool_calls(trace: Sequence[ReasoningStep]) -> list[ToolCallRecord]:
     """Return every tool call of the trace in execution order, with status and times."""
     return [
@@ -190,8 +219,10 @@ def _reasoning(
     iterations = int(state.get("iteration") or 0)
     decision = decision_summary(state.get("plan"), iterations, tools_used(trace), reason)
     reading: RequestReading | None = state.get("reading")
-    if reading is not None and reading.note:  # a write left undone: say what it would be
-        decision = f"{reading.note} {decision}"
+    if reading is not None and reading.note and not _confirmed(trace, reading):
+        would = would_change_lines(trace)  # a write left undone: say what it would be
+        shown = f" It would change (nothing was written): {'; '.join(would)}." if would else ""
+        decision = f"{reading.note}{shown} {decision}"
     return AgentReasoning(
         steps=[TraceStep.model_validate(s, from_attributes=True) for s in trace],
         decision=decision,

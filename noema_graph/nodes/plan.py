@@ -14,7 +14,7 @@ from noema_graph.config import PlannedStep
 from noema_graph.effects import Steps, io
 from noema_graph.errors import LLMError, RunTimeout
 from noema_graph.events import PlanCreated, WarningEvent
-from noema_graph.grounding.reading import input_problem, may_write, writes
+from noema_graph.grounding.reading import input_problem, may_preview, may_write, writes
 from noema_graph.memory import MemoryRecall
 from noema_graph.models.profile import model_profile
 from noema_graph.nodes.common import (
@@ -179,7 +179,9 @@ def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str
 
     def kept(step: TaskStep) -> bool:
         names = [t.strip() for t in (step.tool or "").split("|") if t.strip()]
-        return not names or any(n not in write_tools or may_write(reading, n) for n in names)
+        return not names or any(
+            n not in write_tools or may_write(reading, n) or may_preview(reading, n) for n in names
+        )
 
     steps = tuple(s for s in plan.steps if kept(s))
     if len(steps) == len(plan.steps):

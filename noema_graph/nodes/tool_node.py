@@ -24,7 +24,7 @@ from noema_graph.effects import Deadline, Steps, bounded, gather
 from noema_graph.errors import Cancelled, RunTimeout
 from noema_graph.events import ToolCallEnd, ToolCallStart
 from noema_graph.grounding import Seen, unseen_reference
-from noema_graph.grounding.reading import write_refusal, writes
+from noema_graph.grounding.reading import may_preview, write_refusal, writes
 from noema_graph.grounding.recovery import REPEATED_FAILURE, call_signature, repeated_failure_text
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.models.normalize import invalid_arguments
@@ -41,7 +41,7 @@ from noema_graph.nodes.common import (
 )
 from noema_graph.nodes.deps import AgentDeps, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
-from noema_graph.nodes.human import clarify, rejection
+from noema_graph.nodes.human import clarify, confirm_change, rejection, would_change
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import ToolGroup, ToolTask
 from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
@@ -168,7 +168,7 @@ def _run_context(runtime: Runtime[Any]) -> RunContext:
     return context if user is None or context.user_id == user else replace(context, user_id=user)
 
 
-def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
+def _scope(task: ToolTask, runtime: Runtime[Any], *, dry: bool = False) -> RunScope:
     step, checkpoint = run_position()
     return RunScope(
         trace_id=task["trace_id"],
@@ -178,6 +178,7 @@ def _scope(task: ToolTask, runtime: Runtime[Any]) -> RunScope:
         call_id=_call_id(task),
         step=step,
         checkpoint_id=checkpoint,
+        dry_run=dry,
     )
 
 
@@ -227,10 +228,12 @@ def timeout_of(tool: BaseTool, deps: AgentDeps) -> float | None:
     return meta.get("timeout_s", deps.config.tool_timeout_s)
 
 
-def _invoke(tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps) -> Steps[Any]:
-    """Run the tool within its call timeout and the run's abort switch."""
+def _invoke(
+    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps, *, dry: bool = False
+) -> Steps[Any]:
+    """Run the tool within its call timeout and the run's abort switch (``dry``: run dry)."""
     payload = {**task["tool_call"], "type": "tool_call"}
-    with run_scope(_scope(task, runtime)):
+    with run_scope(_scope(task, runtime, dry=dry)):
         return (
             yield bounded(
                 lambda: tool.invoke(payload),
@@ -242,15 +245,19 @@ def _invoke(tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDe
 
 
 def _run(
-    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps
+    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps, *, dry: bool = False
 ) -> Steps[ToolMessage]:
-    """Run one call under the ledger; every failure the tool may have is an observation."""
+    """Run one call under the ledger; every failure the tool may have is an observation.
+
+    A ``dry`` call has no effect to guard: it runs outside the ledger (the same call may
+    run for real afterwards, once the learner says yes).
+    """
     call, store, thread = task["tool_call"], runtime.store, _thread(task)
-    ledger = store if store is not None and needs_ledger(tool, store) else None
+    ledger = store if store is not None and not dry and needs_ledger(tool, store) else None
     if ledger is not None and (refusal := (yield from claim(ledger, thread, call))) is not None:
         return _error_message(task, refusal)
     try:
-        message = _as_message(task, (yield from _invoke(tool, task, runtime, deps)))
+        message = _as_message(task, (yield from _invoke(tool, task, runtime, deps, dry=dry)))
     except GraphBubbleUp as exc:  # interrupt() in a tool pauses the run like ask_user
         if ledger is not None:  # a paused call runs again, from its start, on resume
             yield from settle(ledger, thread, call, _ledger_status(exc))
@@ -319,9 +326,32 @@ def _one(
         message = _error_message(task, invalid)
         return _result(task, message, "tool", span, runtime, error), span.seconds
     task = {**task, "tool_call": {**call, "args": args}}
-    message = yield from _run(tool, task, runtime, deps)
+    if may_preview(task.get("reading"), name):
+        message = yield from _previewed(tool, task, runtime, deps)
+    else:
+        message = yield from _run(tool, task, runtime, deps)
     span = clock.stop()
     return _result(task, message, "tool", span, runtime), span.seconds
+
+
+def _previewed(
+    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps
+) -> Steps[ToolMessage]:
+    """Run the change an unclear request most likely asks for: dry, or after a yes.
+
+    The call runs dry (it writes nothing; the journal keeps its would-be changes). When the
+    run allows questions (``clarify``) the learner is then asked, the question naming those
+    changes; on a yes the call runs for real, else the dry result stands, marked declined.
+    On resume the node runs again from its start: the dry call too, journaled once.
+    """
+    dry = yield from _run(tool, task, runtime, deps, dry=True)
+    if dry.status == "error" or not deps.config.clarify or ctx(runtime).aborted():
+        return dry
+    lines = would_change(dry.artifact)
+    if confirm_change(task, runtime, _name(task), lines):
+        return (yield from _run(tool, task, runtime, deps))
+    text = f"Not changed: the learner did not confirm. {dry.content}"
+    return ToolMessage(text, tool_call_id=_call_id(task), name=_name(task), artifact=dry.artifact)
 
 
 def _ungrounded(

@@ -161,9 +161,8 @@ _SELECT = (
 )
 
 
-def _open_set(change: ChangeContext) -> Op[int]:
-    """Open the change set of ``change``: the triggers journal under it until it closes."""
-    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")  # a writer is alone: none is left
+def _insert_set(change: ChangeContext) -> Op[int]:
+    """Insert the change set row of ``change``; return its id (journaling not started)."""
     set_id = yield from insert(
         _INSERT_SET,
         (
@@ -177,20 +176,38 @@ def _open_set(change: ChangeContext) -> Op[int]:
             to_db(utc_now()),
         ),
     )
-    yield from execute(f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)", (set_id,))
+    return set_id
+
+
+_OPEN = f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)"
+_OPEN_UNLESS_UNDONE = (
+    f"INSERT INTO {CONTEXT_TABLE} (set_id) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM"
+    f" {SETS_TABLE} WHERE thread_id = ? AND undone_by IS NOT NULL AND dry_run = 0)"
+)
+
+
+def _open_set(change: ChangeContext) -> Op[int]:
+    """Open the change set of ``change``: the triggers journal under it until it closes.
+
+    ``journal_context`` is empty here: every transaction that fills it empties it before
+    COMMIT (:func:`_close_set`, :func:`record_dry_run`), and one that fails rolls back.
+    """
+    set_id = yield from _insert_set(change)
+    yield from execute(_OPEN, (set_id,))
     return set_id
 
 
 def _close_set(set_id: int) -> Op[None]:
-    """Stop journaling; an UPDATE that changed nothing, and a set left empty, are not kept."""
+    """Stop journaling; a set left with no real change is not kept.
+
+    SQLite's triggers journal an UPDATE that changed nothing too (a WHEN clause would cost
+    parsing); in a kept set such rows stay, and every reader leaves them out
+    (:func:`row_changes`).
+    """
     yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
-    yield from execute(  # SQLite's triggers journal them (a WHEN clause would cost parsing)
-        f"DELETE FROM {JOURNAL_TABLE} WHERE set_id = ? AND action = 'update' AND before = after",
-        (set_id,),
-    )
-    yield from execute(
-        f"DELETE FROM {SETS_TABLE} WHERE id = ?"
-        f" AND NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE} WHERE set_id = ?)",
+    yield from execute(  # its journal rows go with it (ON DELETE CASCADE)
+        f"DELETE FROM {SETS_TABLE} WHERE id = ? AND NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE}"
+        " WHERE set_id = ? AND (action <> 'update' OR before <> after))",
         (set_id, set_id),
     )
 
@@ -203,16 +220,19 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
         WouldChange: ``change.dry_run``: after ``op`` ran; the caller's transaction rolls
             back and :func:`record_dry_run` stores the rows.
     """
-    undo_id = yield from undo_in_effect(change.thread_id)
-    if undo_id is not None:
-        raise ThreadUndone(
-            "thread_id",
-            f"thread {change.thread_id}'s changes were undone ({undo_id}); running "
-            f"{change.tool} now could redo what the learner took back",
-            fix=f"ask the learner: start a new thread, or take the undo back with "
-            f"`noema-graph undo {undo_id}`",
-        )
-    set_id = yield from _open_set(change)
+    set_id = yield from _insert_set(change)
+    opened = yield from execute(_OPEN_UNLESS_UNDONE, (set_id, change.thread_id))
+    if opened.rowcount != 1:  # a change of the thread was reverted: is that undo in effect?
+        undo_id = yield from undo_in_effect(change.thread_id)
+        if undo_id is not None:
+            raise ThreadUndone(
+                "thread_id",
+                f"thread {change.thread_id}'s changes were undone ({undo_id}); running "
+                f"{change.tool} now could redo what the learner took back",
+                fix=f"ask the learner: start a new thread, or take the undo back with "
+                f"`noema-graph undo {undo_id}`",
+            )
+        yield from execute(_OPEN, (set_id,))
     result = yield from op
     if change.dry_run:
         rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
@@ -222,12 +242,23 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
 
 
 def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
-    """Store a dry run's would-be changes (a set marked ``dry_run``: never undone)."""
+    """Store a dry run's would-be changes (a set marked ``dry_run``: never undone).
+
+    A dry call made again under the same thread and call id (a node that paused for a
+    question runs again from its start on resume) is stored once.
+    """
     rows = [r for r in rows if r["action"] != "update" or r["before"] != r["after"]]
     if not rows:
         return
     first = rows[0]
-    set_id = yield from _open_set(
+    stored = yield from fetch_one(
+        f"SELECT id FROM {SETS_TABLE} WHERE thread_id = ? AND call_id = ? AND tool = ?"
+        " AND dry_run = 1",
+        (str(first["thread_id"]), str(first["call_id"]), str(first["tool"])),
+    )
+    if stored is not None:
+        return
+    set_id = yield from _insert_set(
         ChangeContext(
             thread_id=str(first["thread_id"]),
             call_id=str(first["call_id"]),
@@ -237,7 +268,6 @@ def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
             dry_run=True,
         )
     )
-    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
     for row in rows:
         yield from execute(
             f"INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)"

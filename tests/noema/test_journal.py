@@ -10,13 +10,14 @@ from noema_graph.noema.journal import (
     JournalError,
     ThreadUndone,
     UndoConflict,
+    journaled,
     thread_changes,
     undo_thread,
 )
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED
+from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED, SETS_TABLE
 from noema_graph.noema.schema import HISTORY_TABLES
 from noema_graph.noema.store import AsyncLearningStore, DryRun, LearningStore
-from noema_graph.storage.sql.driver import execute, fetch_all, insert
+from noema_graph.storage.sql.driver import Op, execute, fetch_all, insert
 from tests.noema.conftest import table_names
 from tests.noema.journal_helpers import as_call, snapshot
 
@@ -88,6 +89,34 @@ def test_writes_outside_a_call_and_reads_are_not_journaled(store: LearningStore)
     store.call_journaled("search_cards", {"query": "Spain"}, as_call("t1", "c1", "search_cards"))
     assert store.run(fetch_all(f"SELECT * FROM {JOURNAL_TABLE}"), write=False) == []
     assert store.run(fetch_all(f"SELECT * FROM {CONTEXT_TABLE}"), write=False) == []
+
+
+def test_updates_that_change_nothing_are_left_out_and_keep_no_empty_set(
+    store: LearningStore,
+) -> None:
+    first, second = _card(store), _card(store)
+
+    def same(*cards: int) -> Op[None]:
+        for card in cards:
+            yield from execute("UPDATE cards SET front = front WHERE id = ?", (card,))
+
+    def then_real() -> Op[None]:
+        yield from same(first)
+        yield from execute("UPDATE cards SET back = 'Sevilla' WHERE id = ?", (second,))
+
+    store.run(journaled(same(first, second), as_call("t1", "c1", "update_card")))
+    assert store.run(fetch_all(f"SELECT * FROM {SETS_TABLE}"), write=False) == []
+    assert store.run(fetch_all(f"SELECT * FROM {JOURNAL_TABLE}"), write=False) == []
+    store.run(journaled(then_real(), as_call("t1", "c2", "update_card")))
+    (change,) = store.run(thread_changes("t1"), write=False)
+    assert (change.key, change.after and change.after["back"]) == ({"id": second}, "Sevilla")
+    store.run(undo_thread("t1"))
+    assert (
+        store.run(fetch_all("SELECT back FROM cards WHERE id = ?", (second,)), write=False)[0][
+            "back"
+        ]
+        == "Madrid"
+    )
 
 
 def test_a_failing_write_leaves_neither_rows_nor_journal(store: LearningStore) -> None:
