@@ -21,7 +21,7 @@ from noema_graph.state.agent import RouteState
 
 def add_nodes(
     builder: StateGraph[Any, Any, Any, Any],
-    specs: Sequence[NodeSpec],
+    specs: Sequence[NodeSpec[Any, Any]],  # each node reads and writes its own types
     deps: AgentDeps,
     *,
     observer: Observer | None,
@@ -69,7 +69,8 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
     def route(state: RouteState) -> Any:
         context = _run_context()
         if context is None:  # update_state: LangGraph reports 2 steps left, which means nothing
-            state = {k: v for k, v in state.items() if k != "remaining_steps"}  # type: ignore[assignment]
+            kept = {k: v for k, v in state.items() if k != "remaining_steps"}
+            state = cast(RouteState, kept)
             context = context_of(None)
         if wants_safe:
             return fn(state, agent, context, deps.safe_tool_names())

@@ -16,9 +16,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
 from noema_graph.effects import Steps, io
 from noema_graph.memory import default_embedder
 from noema_graph.models.grammar import bind_react_grammar
@@ -27,6 +29,9 @@ from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
 from noema_graph.tools.concurrency import concurrency_safe as is_concurrency_safe
+
+NodeRuntime = Runtime[RunContext]
+"""The runtime a node gets: both graphs are built with ``context_schema=RunContext``."""
 
 BOUND_MODELS = 8
 """Step models (one per distinct list of tools) an :class:`AgentDeps` keeps."""

@@ -12,14 +12,14 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import HumanInputError
 from noema_graph.events import HumanInputRequested
 from noema_graph.nodes.common import emit
-from noema_graph.state.agent import ToolTask
+from noema_graph.nodes.deps import NodeRuntime
+from noema_graph.state.agent import AgentState, ToolTask, ToolUpdate
 from noema_graph.state.human import (
     ClarifyRequest,
     ConfirmRequest,
@@ -73,7 +73,7 @@ def pending_approvals(
 
 
 def ask_for_decisions(
-    runtime: Runtime[Any], state: Mapping[str, Any], pending: Sequence[PendingCall]
+    runtime: NodeRuntime, state: AgentState, pending: Sequence[PendingCall]
 ) -> dict[str, Decision]:
     """Pause until the caller answers every pending call; re-ask when an answer is invalid."""
     request = ConfirmRequest(calls=tuple(pending))
@@ -103,7 +103,7 @@ def decision_step(call: PendingCall, decision: Decision, round_: int) -> Reasoni
     )
 
 
-def rejection(task: ToolTask) -> dict[str, Any]:
+def rejection(task: ToolTask) -> ToolUpdate:
     """Answer a call the user rejected (the decision is already in the trace)."""
     call, decision = task["tool_call"], task.get("decision")
     why = f" Reason: {decision.reason}" if decision is not None and decision.reason else ""
@@ -115,7 +115,7 @@ def rejection(task: ToolTask) -> dict[str, Any]:
     }
 
 
-def answer_text(answer: Any) -> str:
+def answer_text(answer: object) -> str:
     """Return a clarify answer as text (blank answers tell the model to assume)."""
     if answer is None:
         return NO_ANSWER
@@ -123,7 +123,7 @@ def answer_text(answer: Any) -> str:
     return text.strip() or NO_ANSWER
 
 
-def clarify(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any]:
+def clarify(task: ToolTask, runtime: NodeRuntime) -> ToolUpdate:
     """Pause with the model's question; the caller's answer becomes the observation."""
     call = task["tool_call"]
     question = str((call.get("args") or {}).get("question") or "").strip()

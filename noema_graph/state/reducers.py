@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cache, partial
 from operator import attrgetter
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from langchain_core.messages import (
     AnyMessage,
@@ -38,6 +38,7 @@ from noema_graph.state.models import ReasoningStep, ToolTime, Usage
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ItemT = TypeVar("ItemT")
 AccT = TypeVar("AccT")
+StateT = TypeVar("StateT", bound=Mapping[str, object])
 
 
 def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
@@ -347,16 +348,14 @@ def _fold(reducer: Callable[[Any, Sequence[Any]], Any], current: Any, write: Any
     return reducer(list(current or []), [write])
 
 
-def apply_update(
-    schema: type[Any], state: Mapping[str, Any], update: Mapping[str, Any]
-) -> dict[str, Any]:
+def apply_update(schema: type[StateT], state: StateT, update: Mapping[str, object]) -> StateT:
     """Return ``state`` after ``update``, each channel merged by its own reducer.
 
     Lets a node see the state its update will produce (finalize builds the output contract
     from it) without re-implementing any reducer.
     """
     reducers = reducers_of(schema)
-    merged = dict(state)
+    merged: dict[str, object] = dict(state)
     for key, value in update.items():
         if isinstance(value, Overwrite):
             merged[key] = value.value
@@ -364,4 +363,4 @@ def apply_update(
             merged[key] = reducers[key](merged.get(key), value)
         else:
             merged[key] = value
-    return merged
+    return cast(StateT, merged)  # each channel holds what its reducer (or a write) makes
