@@ -92,9 +92,9 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        return [s for item in value.values() for s in _strings(item)]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        return [s for item in value for s in _strings(item)]
     return []
 
 
@@ -161,7 +161,7 @@ def _nouns(infos: Mapping[str, ToolInfo], claim: Claim) -> frozenset[str]:
 def _spec(tool: Any) -> tuple[str, str] | None:
     """Return (name, description) of a tool given as a dict, an OpenAI tool or a BaseTool."""
     if isinstance(tool, Mapping):
-        fields: Mapping[str, Any] = tool  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        fields: Mapping[str, Any] = tool
         fields = fields.get("function", fields)
         if isinstance(fields.get("name"), str):
             return str(fields["name"]), str(fields.get("description") or "")
@@ -182,12 +182,12 @@ def tool_infos(trajectory: Trajectory, tools: Any = None) -> dict[str, ToolInfo]
         given = trajectory.metadata.get("tools") or (trajectory.model_extra or {}).get("tools")
     specs: list[tuple[str, str]] = []
     if isinstance(given, Mapping):
-        mapping: Mapping[str, Any] = given  # pyright: ignore[reportUnknownVariableType] -- name -> schema
+        mapping: Mapping[str, Any] = given
         for name, schema in mapping.items():
             text = schema.get("description", "") if isinstance(schema, Mapping) else ""
-            specs.append((str(name), str(text)))  # pyright: ignore[reportUnknownArgumentType] -- JSON value
+            specs.append((str(name), str(text)))
     elif isinstance(given, Sequence) and not isinstance(given, str):
-        listed: list[Any] = list(given)  # pyright: ignore[reportUnknownArgumentType] -- checked per item
+        listed: list[Any] = list(given)
         specs = [spec for tool in listed if (spec := _spec(tool)) is not None]
     infos = {name: tool_info(name, description) for name, description in specs}
     for step in trajectory.steps:

@@ -135,11 +135,11 @@ def _singular(key: str) -> str:
 
 def _walk(value: Any, parent: str, touched: Touched) -> None:
     if isinstance(value, dict):
-        items: dict[str, Any] = {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        items: dict[str, Any] = {str(k): v for k, v in value.items()}
         for key, item in items.items():
             _walk_key(key, item, parent, touched)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        for item in value:
             _walk(item, parent, touched)
 
 
@@ -147,7 +147,7 @@ def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
     low = key.lower()
     if low.endswith("_ids") and isinstance(item, list):
         kind = _singular(low[:-4])
-        touched.ids.update((kind, str(n)) for n in item if isinstance(n, int))  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        touched.ids.update((kind, str(n)) for n in item if isinstance(n, int))
     elif isinstance(item, int) and not isinstance(item, bool) and low.endswith("_id"):
         touched.ids.add((_singular(low[:-3]), str(item)))
     elif isinstance(item, int) and not isinstance(item, bool) and low == "id":
@@ -176,9 +176,9 @@ def _failed(observation: str | None) -> bool:
 def scalars(value: Any) -> set[str]:
     """Return every string and number in ``value``, case-folded."""
     if isinstance(value, dict):
-        return {s for item in value.values() for s in scalars(item)}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        return {s for item in value.values() for s in scalars(item)}
     if isinstance(value, list):
-        return {s for item in value for s in scalars(item)}  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        return {s for item in value for s in scalars(item)}
     if isinstance(value, str) and value.strip():
         return {value.strip().casefold()}
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -190,7 +190,7 @@ def records(value: Any) -> list[tuple[set[str], set[str]]]:
     """Return each object in ``value`` as (its id values, its direct values), case-folded."""
     found: list[tuple[set[str], set[str]]] = []
     if isinstance(value, dict):
-        fields: dict[str, Any] = {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        fields: dict[str, Any] = {str(k): v for k, v in value.items()}
         direct = {
             k: v for k, v in fields.items() if isinstance(v, str | int) and not isinstance(v, bool)
         }
@@ -203,7 +203,7 @@ def records(value: Any) -> list[tuple[set[str], set[str]]]:
         for item in fields.values():
             found += records(item)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        for item in value:
             found += records(item)
     return found
 

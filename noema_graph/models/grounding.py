@@ -32,17 +32,17 @@ class Observed:
     def add(self, value: Any) -> None:
         """Record the ids and lists found anywhere in the JSON ``value``."""
         if isinstance(value, Mapping):
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType] -- parsed JSON
+            for key, item in value.items():
                 name = str(key)
                 if isinstance(item, int) and not isinstance(item, bool) and name.endswith("_id"):
                     self.ids.setdefault(name, set()).add(int(item))
                     continue
                 if isinstance(item, list):
-                    length = len(item)  # pyright: ignore[reportUnknownArgumentType] -- parsed JSON
+                    length = len(item)
                     self.list_lengths[name] = max(self.list_lengths.get(name, 0), length)
                 self.add(item)
         elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType] -- parsed JSON
+            for item in value:
                 self.add(item)
 
 

@@ -436,7 +436,7 @@ class _HTTPSlots:
             raise PrefixCacheError(f"HTTP {exc.code}: {detail[:200]}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise PrefixCacheError(f"{type(exc).__name__}: {exc}") from None
-        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return data if isinstance(data, dict) else {}
 
     def process(self, prefix: str) -> int:
         messages = [{"role": "system", "content": prefix}]

@@ -90,13 +90,13 @@ def run_hooks(
         for hook in table.get(key, ()):
             try:
                 if update is None:
-                    changed = hook(call)  # type: ignore[call-arg]  # pre hooks take the call only
+                    changed = hook(call)  # pyright: ignore[reportCallIssue]  # a pre hook
                     result = {**result, **(changed or {})}
                     call = HookCall(
                         call.agent, node, MappingProxyType({**call.state, **result}), call.context
                     )
                 else:
-                    changed = hook(call, dict(result))  # type: ignore[call-arg]  # post: call, update
+                    changed = hook(call, dict(result))  # pyright: ignore[reportCallIssue]  # post
                     result = dict(changed) if changed is not None else result
             except GraphBubbleUp:
                 raise

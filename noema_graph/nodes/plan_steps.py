@@ -268,7 +268,7 @@ def planned_call_message(
     thought = f"{step.description} Every argument is determined: {shown}."
     return AIMessage(
         content=thought,
-        tool_calls=calls,  # type: ignore[arg-type]
+        tool_calls=calls,
         response_metadata={PLANNED: True},
     )
 

@@ -43,7 +43,7 @@ from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, rejection
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.state.agent import ToolGroup, ToolTask, ToolUpdate
-from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
+from noema_graph.state.models import ReasoningStep, StepKind, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
 from noema_graph.storage.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.tools.arguments import check_arguments
@@ -112,7 +112,7 @@ def _error_info(message: ToolMessage) -> tuple[str | None, dict[str, Any] | None
 def _result(
     task: ToolTask,
     message: ToolMessage,
-    kind: str,
+    kind: StepKind,
     span: Span,
     runtime: NodeRuntime,
     error: tuple[str | None, dict[str, Any] | None] | None = None,
@@ -123,7 +123,7 @@ def _result(
     error_type, fix = error if error is not None else _error_info(message)
     full = message.artifact if message.artifact is not None else message.content
     step = ReasoningStep(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         thought=task["thought"],
         action=ToolAction(  # plain: a checkpoint cannot hold 2**70 or an arbitrary object
             tool=name,
@@ -190,7 +190,7 @@ def _injected(
     injected = injected_of(tool)
     if injected is None or not isinstance(given, dict):
         return given, {}, None
-    own = without(given, injected.fields)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    own = without(given, injected.fields)
     try:
         return own, dict(injected.supply(user_of(runtime))), None
     except ToolFailure as failure:
@@ -278,7 +278,7 @@ def _hooked(
     call = hook_call(config, "tool_node", task, runtime)
     patch, failure = run_hooks(config, call, "pre_process", None, first=False, final=False)
     if failure is None:
-        task = {**task, **patch}  # type: ignore[typeddict-item]  # a hook may rewrite the call
+        task = {**task, **patch}  # pyright: ignore[reportAssignmentType]  # a hook may rewrite it
         update, seconds = yield from _one(task, tools, runtime, deps)
         call = hook_call(config, "tool_node", task, runtime)
         update, failure = run_hooks(config, call, "post_process", update, first=False, final=False)

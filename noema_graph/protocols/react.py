@@ -88,7 +88,7 @@ def extract_action_input(raw: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             value = None
         if isinstance(value, dict):
-            return value  # type: ignore[return-value]
+            return value
     return {"input": text} if text else {}
 
 

@@ -35,7 +35,7 @@ def _scalar(value: Any) -> str:
 def _arguments(args: Any) -> dict[str, str]:
     """Return ``args`` by name as comparable text (a non-mapping input under ``input``)."""
     if isinstance(args, Mapping):
-        return {str(k): _scalar(v) for k, v in args.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON arguments
+        return {str(k): _scalar(v) for k, v in args.items()}
     return {} if args is None else {"input": _scalar(args)}
 
 
@@ -47,8 +47,8 @@ def _data(step: ReasoningStep) -> Any:
     except json.JSONDecodeError:
         return text
     if isinstance(value, dict) and "data" in value:
-        return value["data"]  # pyright: ignore[reportUnknownVariableType] -- JSON
-    return value  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return value["data"]
+    return value
 
 
 ANSWER_KEYS = ("output", "result", "answer", "text")
@@ -65,7 +65,7 @@ def observation_answer(step: ReasoningStep) -> str:
     data = _data(step)
     if isinstance(data, Mapping):
         for key in ANSWER_KEYS:
-            value = data.get(key)  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType] -- JSON
+            value = data.get(key)
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return str(value).strip()
     return data if isinstance(data, str) else json.dumps(data, default=str)

@@ -161,7 +161,7 @@ class EvalDataset(_Open):
         """Give every item without ``id`` one from its position and its input."""
         if not isinstance(data, dict) or not isinstance(data.get("dataset"), list):
             return data
-        raw: dict[str, Any] = {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        raw: dict[str, Any] = {str(k): v for k, v in data.items()}
         items: list[Any] = list(raw["dataset"])
         raw["dataset"] = [_with_id(i, item) for i, item in enumerate(items)]
         return raw
@@ -180,7 +180,7 @@ def item_id(position: int, request: str) -> str:
 def _with_id(position: int, item: Any) -> Any:
     if not isinstance(item, dict) or "id" in item or not isinstance(item.get("input"), str):
         return item
-    fields: dict[str, Any] = {str(k): v for k, v in item.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+    fields: dict[str, Any] = {str(k): v for k, v in item.items()}
     return {"id": item_id(position, fields["input"]), **fields}
 
 
@@ -242,7 +242,7 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts: list[Any] = list(content)  # pyright: ignore[reportUnknownArgumentType] -- content blocks
+        parts: list[Any] = list(content)
         return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in parts)
     return "" if content is None else str(content)
 
@@ -365,7 +365,7 @@ def to_openai(trajectory: Trajectory) -> list[dict[str, Any]]:
     """
     roles = trajectory.metadata.get("message_roles")
     if isinstance(roles, list) and roles:
-        return _from_roles(trajectory, [str(r) for r in roles])  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON list
+        return _from_roles(trajectory, [str(r) for r in roles])
     messages: list[dict[str, Any]] = [{"role": "user", "content": trajectory.input}]
     for group in _groups(trajectory):
         messages += _assistant(group)
