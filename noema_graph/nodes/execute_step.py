@@ -35,8 +35,8 @@ from noema_graph.nodes.common import (
 )
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
-from noema_graph.nodes.deps import AgentDeps, NodeRuntime, list_tools
-from noema_graph.nodes.llm import ChatRunnable, as_ai_message, call_model, usage_of, used_call_ids
+from noema_graph.nodes.deps import AgentDeps, ChatRunnable, NodeRuntime, list_tools
+from noema_graph.nodes.llm import as_ai_message, call_model, usage_of, used_call_ids
 from noema_graph.nodes.output import grounded
 from noema_graph.nodes.plan_steps import (
     holding,

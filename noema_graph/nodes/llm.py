@@ -27,7 +27,6 @@ from typing import TypeVar
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import RetryPolicy
 from pydantic import BaseModel, ValidationError
@@ -41,7 +40,7 @@ from noema_graph.models.normalize import normalize_message, normalize_usage
 from noema_graph.models.plain import plain_model, safe_repr, safe_str
 from noema_graph.models.prefix_cache import PrefixCache
 from noema_graph.nodes.common import ctx
-from noema_graph.nodes.deps import AgentDeps, NodeRuntime
+from noema_graph.nodes.deps import AgentDeps, ChatRunnable, NodeRuntime
 from noema_graph.prompts import stable_prefix
 from noema_graph.state.models import Usage
 from noema_graph.state.reducers import fold_items
@@ -54,9 +53,6 @@ FEEDBACK_CHARS = 2_000
 """Characters of a rejected structured answer sent back to the model."""
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-ChatRunnable = Runnable[list[BaseMessage], object]
-"""A model as a node calls it: a chat model, a bound one or a structured-output wrapper."""
 
 
 class RequestOptions(TypedDict, total=False):

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
-from noema_graph.context import context_of, current_scope
+from noema_graph.context import RunContext, context_of, current_scope
 from noema_graph.observability.metrics import MetricsRegistry
 from noema_graph.observability.redact import SensitiveTools, scrub
 from noema_graph.observability.tracing import active_trace_id, fail_span
@@ -91,7 +91,9 @@ def _awaited(value: Any) -> dict[str, Any]:
     return {"type": str(value.get("type") or "input"), "call_id": value.get("call_id")}
 
 
-def _trace_id(entry: bool, state: Any, runtime: Runtime[Any]) -> tuple[str, str, Runtime[Any]]:
+def _trace_id(
+    entry: bool, state: Any, runtime: Runtime[RunContext]
+) -> tuple[str, str, Runtime[RunContext]]:
     """Return (trace id, run id, runtime); an entry node gets a trace id in its context."""
     ctx = context_of(runtime.context)
     if entry:
@@ -144,7 +146,7 @@ class NodeCall:
         info: GraphInfo,
         name: str,
         state: Any,
-        runtime: Runtime[Any],
+        runtime: Runtime[RunContext],
         config: RunnableConfig,
     ) -> None:
         """Resolve the run's ids, open spans, and log the run start or the tool call."""
