@@ -133,9 +133,9 @@ def _singular(key: str) -> str:
     return lx.OBJECT_TYPES.get(kind, lx.OBJECT_TYPES.get(kind + "s", kind))
 
 
-def _walk(value: Any, parent: str, touched: Touched) -> None:
+def _walk(value: object, parent: str, touched: Touched) -> None:
     if isinstance(value, dict):
-        items: dict[str, Any] = {str(k): v for k, v in value.items()}
+        items: dict[str, object] = {str(k): v for k, v in value.items()}
         for key, item in items.items():
             _walk_key(key, item, parent, touched)
     elif isinstance(value, list):
@@ -143,7 +143,7 @@ def _walk(value: Any, parent: str, touched: Touched) -> None:
             _walk(item, parent, touched)
 
 
-def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
+def _walk_key(key: str, item: object, parent: str, touched: Touched) -> None:
     low = key.lower()
     if low.endswith("_ids") and isinstance(item, list):
         kind = _singular(low[:-4])
@@ -158,7 +158,7 @@ def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
         _walk(item, low, touched)
 
 
-def _result(observation: str | None) -> Any:
+def _result(observation: str | None) -> object:
     value = load_json(observation) if observation else None
     if isinstance(value, dict) and "data" in value and "status" in value:
         return value.get("data")
@@ -173,7 +173,7 @@ def _failed(observation: str | None) -> bool:
     return isinstance(value, dict) and value.get("status") == "error"
 
 
-def scalars(value: Any) -> set[str]:
+def scalars(value: object) -> set[str]:
     """Return every string and number in ``value``, case-folded."""
     if isinstance(value, dict):
         return {s for item in value.values() for s in scalars(item)}
@@ -186,11 +186,11 @@ def scalars(value: Any) -> set[str]:
     return set()
 
 
-def records(value: Any) -> list[tuple[set[str], set[str]]]:
+def records(value: object) -> list[tuple[set[str], set[str]]]:
     """Return each object in ``value`` as (its id values, its direct values), case-folded."""
     found: list[tuple[set[str], set[str]]] = []
     if isinstance(value, dict):
-        fields: dict[str, Any] = {str(k): v for k, v in value.items()}
+        fields: dict[str, object] = {str(k): v for k, v in value.items()}
         direct = {
             k: v for k, v in fields.items() if isinstance(v, str | int) and not isinstance(v, bool)
         }
@@ -214,7 +214,7 @@ _ID_LIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*
 def make_call(
     index: int,
     tool: str,
-    arguments: Any,
+    arguments: object,
     observation: str | None,
     error: str | None,
     info: ToolInfo | None = None,
@@ -356,7 +356,7 @@ def _mentioned(window: str, names_seen: set[str]) -> set[str]:
     }
 
 
-def field_objects(key: str, value: Any, siblings: Mapping[str, Any]) -> Touched:
+def field_objects(key: str, value: object, siblings: Mapping[str, object]) -> Touched:
     """Return the objects a structured output field claims (``card_ids``, ``flagged``...)."""
     touched = Touched()
     _walk({key: value}, "", touched)

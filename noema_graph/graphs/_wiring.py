@@ -9,6 +9,7 @@ from typing import Any, cast
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Send
 
 from noema_graph.context import RunContext, context_of
 from noema_graph.nodes.deps import AgentDeps
@@ -17,6 +18,11 @@ from noema_graph.nodes.middleware import Node
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.observability import Observer, default_observer
 from noema_graph.state.agent import RouteState
+
+Route = str | list[Send]
+"""What a router returns: the next node's name, or the Sends of a group of tool calls."""
+Router = Callable[..., Route]
+"""A routing function of :mod:`noema_graph.nodes.routing` (state, config, context[, safe])."""
 
 
 def add_nodes(
@@ -57,7 +63,7 @@ def add_nodes(
     return callbacks
 
 
-def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
+def router(fn: Router, deps: AgentDeps) -> Callable[[RouteState], Route]:
     """Return ``fn`` as a LangGraph path function given the config and run context.
 
     A router that takes ``safe`` also gets the names of the concurrency-safe tools. The run
@@ -66,7 +72,7 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
     agent = deps.config
     wants_safe = "safe" in inspect.signature(fn).parameters
 
-    def route(state: RouteState) -> Any:
+    def route(state: RouteState) -> Route:
         context = _run_context()
         if context is None:  # update_state: LangGraph reports 2 steps left, which means nothing
             kept = {k: v for k, v in state.items() if k != "remaining_steps"}
@@ -84,7 +90,7 @@ def _run_context() -> RunContext | None:
     """Return the run's context; None outside a run (``update_state``, or no config at all)."""
     try:
         # typed as a Runtime, but None when update_state runs a router outside a run
-        runtime = cast(Runtime[Any] | None, get_runtime())
+        runtime = cast(Runtime[RunContext] | None, get_runtime())
     except RuntimeError:  # outside any runnable: no config at all
         return None
     return None if runtime is None else context_of(runtime.context)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -13,7 +13,7 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.graphs._wiring import add_nodes, router
+from noema_graph.graphs._wiring import Router, add_nodes, router
 from noema_graph.graphs.runtime import (
     compile_graph,
     own_providers,
@@ -52,7 +52,7 @@ SPECS = [
 """The agent graph's nodes; the first starts a run, the last ends it."""
 NEXT = ["execute_step", "reflect", "finalize"]
 AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
-ROUTES: list[tuple[str, Callable[..., Any], list[str]]] = [
+ROUTES: list[tuple[str, Router, list[str]]] = [
     ("plan", route_next, NEXT),
     ("execute_step", route_after_execute, ["review_tools", "tool_node", *NEXT]),
     ("review_tools", route_after_tools, ["tool_node", *NEXT]),

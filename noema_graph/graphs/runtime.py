@@ -72,16 +72,18 @@ def resolve_model(given: BaseChatModel | None, spec: str | None, field: str) -> 
         raise ConfigurationError(f"AgentConfig.{field}", str(exc), fix=exc.fix) from None
 
 
-_PROVIDERS: weakref.WeakKeyDictionary[Any, tuple[ToolProvider, ...]] = weakref.WeakKeyDictionary()
+_PROVIDERS: weakref.WeakKeyDictionary[object, tuple[ToolProvider, ...]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def own_providers(graph: Any, providers: Sequence[ToolProvider]) -> None:
+def own_providers(graph: object, providers: Sequence[ToolProvider]) -> None:
     """Record that ``graph`` owns ``providers`` (MCP sessions), for :func:`close_tools`."""
     if providers:
         _PROVIDERS[graph] = tuple(providers)
 
 
-def close_tools(graph: Any) -> None:
+def close_tools(graph: object) -> None:
     """Stop the MCP servers of ``graph`` (they also stop when the process exits).
 
     Sessions belong to the compiled graph, not to a run: every run, concurrent ones
@@ -92,7 +94,7 @@ def close_tools(graph: Any) -> None:
         provider.close()
 
 
-async def aclose_tools(graph: Any) -> None:
+async def aclose_tools(graph: object) -> None:
     """Async :func:`close_tools`."""
     for provider in _PROVIDERS.get(graph, ()):
         await provider.aclose()
