@@ -24,7 +24,7 @@ from noema_graph.memory import MemoryRecall, recall_steps
 from noema_graph.memory.models import MemoryHit
 from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.nodes.routing import latest_human_text, time_left
-from noema_graph.state.agent import MemoryItem
+from noema_graph.state.agent import AskUpdate, MemoryItem, RouteState
 from noema_graph.state.models import ReasoningStep, RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
@@ -214,12 +214,12 @@ def preview(value: object, limit: int = OBSERVATION_PREVIEW_CHARS) -> str:
 
 
 def out_of_time(
-    state: Mapping[str, Any],
+    state: RouteState,
     node: str,
     exc: RunTimeout,
     config: AgentConfig,
     context: RunContext,
-) -> dict[str, Any]:
+) -> AskUpdate:
     """Return the update of a node whose call the run's time budget stopped.
 
     The budget counts as spent (``elapsed_s`` is raised to what makes the active time equal
