@@ -77,7 +77,7 @@ def _unwrap(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-def _awaited(value: Any) -> dict[str, Any]:
+def _awaited(value: object) -> dict[str, object]:
     """Return what one interrupt waits for: its type and call ids/tools, never arguments."""
     if not isinstance(value, Mapping):
         return {"type": "input"}
@@ -128,7 +128,7 @@ class Observer(Protocol):
         """Close the span of run ``trace_id`` if it is open."""
         ...
 
-    def step_of(self, trace_id: str, trace_so_far: Sequence[Any] | None) -> int:
+    def step_of(self, trace_id: str, trace_so_far: Sequence[object] | None) -> int:
         """Return the number of reasoning steps run ``trace_id`` has recorded so far."""
         ...
 
@@ -215,7 +215,12 @@ class NodeCall:
         )
 
     def log(
-        self, level: int, msg: str, *args: Any, exc_info: BaseException | None = None, **extra: Any
+        self,
+        level: int,
+        msg: str,
+        *args: object,
+        exc_info: BaseException | None = None,
+        **extra: object,
     ) -> None:
         """Log through ``noema_graph.run`` with the run fields (and ``extra``) on the record."""
         logger.log(level, msg, *args, exc_info=exc_info, extra={**self.fields, **extra})
