@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Send
 
 from noema_graph.context import RunContext, context_of
+from noema_graph.graphs.runtime import GraphStateT
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import retry_policy
 from noema_graph.nodes.middleware import Node
@@ -26,7 +27,7 @@ Router = Callable[..., Route]
 
 
 def add_nodes(
-    builder: StateGraph[Any, Any, Any, Any],
+    builder: StateGraph[GraphStateT, RunContext, GraphStateT, GraphStateT],
     specs: Sequence[NodeSpec[Any, Any]],  # each node reads and writes its own types
     deps: AgentDeps,
     *,

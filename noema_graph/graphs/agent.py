@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -72,7 +71,7 @@ def build_agent_graph(
     store: BaseStore | None = None,
     planning_model: BaseChatModel | None = None,
     observer: Observer | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> CompiledStateGraph[AgentState, RunContext, AgentState, AgentState]:
     """Build and compile the agent graph for ``config`` with ``model`` and ``tools``.
 
     ``model`` (and ``planning_model``) default to ``make_model(config.model)`` (and

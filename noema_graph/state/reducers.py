@@ -217,8 +217,7 @@ def merge_messages(
             merged.extend(new)
             known.update(m.id for m in new)
         else:
-            # add_messages takes any list of messages: AnyMessage is its own annotation
-            merged = History(add_messages(merged, new))  # pyright: ignore[reportArgumentType]
+            merged = History(add_messages(merged, new))  # pyright: ignore[reportArgumentType]  # any messages work
             known = None
     return merged.seal(known if known is not None else set(map(_ID, merged)))
 
