@@ -22,7 +22,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from noema_graph.context import RunContext
 from noema_graph.errors import Cancelled, NoemaError, RunTimeout
@@ -233,7 +233,7 @@ def gather(steps: Sequence[Steps[T]]) -> Effect[list[T]]:
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-        return list(results)  # type: ignore[arg-type]  # no exception left: all are T
+        return cast(list[T], list(results))  # no exception left: all are T
 
     return Effect(run, arun)
 

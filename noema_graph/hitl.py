@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt, StateSnapshot
@@ -23,10 +23,19 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from noema_graph.config import AgentConfig
 from noema_graph.errors import HumanInputError
 from noema_graph.nodes.output import build_output
+from noema_graph.state.agent import AgentState
 from noema_graph.state.human import ClarifyRequest, ConfirmRequest, Decision, parse_decisions
 from noema_graph.state.output import AgentOutput
 
 HumanRequest = ClarifyRequest | ConfirmRequest
+
+
+class Paused(Protocol):
+    """A compiled graph, as far as reading a paused run goes."""
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        """Return the snapshot of ``config``'s thread."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -47,14 +56,14 @@ def reject(reason: str = "") -> Decision:
     return Decision(action="reject", reason=reason)
 
 
-def edit(args: Mapping[str, Any]) -> Decision:
+def edit(args: Mapping[str, object]) -> Decision:
     """Return the decision to run a call with ``args`` instead."""
     return Decision(action="edit", args=dict(args))
 
 
-def _request(value: Any) -> HumanRequest | None:
+def _request(value: object) -> HumanRequest | None:
     if isinstance(value, Mapping):
-        kind = value.get("type")  # pyright: ignore[reportUnknownMemberType]
+        kind = value.get("type")
         if kind == "clarify":
             return ClarifyRequest.model_validate(value)
         if kind == "confirm":
@@ -72,13 +81,13 @@ def pending_of(interrupts: Sequence[Interrupt]) -> list[Pending]:
     return found
 
 
-def pending(graph: Any, config: RunnableConfig) -> list[Pending]:
+def pending(graph: Paused, config: RunnableConfig) -> list[Pending]:
     """Return what the paused run on ``config``'s thread waits for (empty when not paused)."""
     snapshot: StateSnapshot = graph.get_state(config)
     return pending_of(snapshot.interrupts)
 
 
-def check_answer(request: HumanRequest, answer: Any) -> Any:
+def check_answer(request: HumanRequest, answer: object) -> object:
     """Validate ``answer`` for ``request``; raise :class:`HumanInputError` naming the field.
 
     A clarify answer must be text; a confirm answer is read as in ``parse_decisions``. Returns
@@ -96,7 +105,7 @@ def check_answer(request: HumanRequest, answer: Any) -> Any:
     return {i: d.model_dump(mode="json") for i, d in decisions.items()}
 
 
-def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any]:
+def resume_with(graph: Paused, config: RunnableConfig, answers: object) -> Command[str]:
     """Return the ``Command`` that resumes the paused run with ``answers``.
 
     With one open request, ``answers`` is its answer; with several, a dict keyed by interrupt
@@ -117,8 +126,8 @@ def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any
             f"{len(open_requests)} requests are open",
             fix="pass a dict mapping each interrupt id to its answer",
         )
-    by_id: Mapping[Any, Any] = answers  # pyright: ignore[reportUnknownVariableType]
-    values: dict[str, Any] = {}
+    by_id: Mapping[object, object] = answers
+    values: dict[str, object] = {}
     for item in open_requests:
         if item.interrupt_id not in by_id:
             raise HumanInputError(
@@ -131,8 +140,8 @@ def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any
 
 
 def answer_with(
-    graph: Any, config: RunnableConfig, respond: Callable[[HumanRequest], Any]
-) -> Command[Any] | None:
+    graph: Paused, config: RunnableConfig, respond: Callable[[HumanRequest], object]
+) -> Command[str] | None:
     """Return the resume ``Command`` with ``respond``'s answer to every open request.
 
     None when the run is not paused. ``respond`` is called once per request, in order.
@@ -164,7 +173,7 @@ __all__ = [
 
 
 def paused_output(
-    values: Mapping[str, Any], open_requests: Sequence[Pending], config: AgentConfig
+    values: AgentState, open_requests: Sequence[Pending], config: AgentConfig
 ) -> AgentOutput:
     """Return the output contract of a run paused for the user.
 

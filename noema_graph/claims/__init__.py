@@ -35,7 +35,7 @@ from noema_graph.claims.backing import (
     unbacked,
 )
 from noema_graph.claims.extract import Claim, claims_in, sentences
-from noema_graph.trajectory.schema import Trajectory, load_json
+from noema_graph.trajectory.schema import Trajectory, TrajectoryStep, load_json
 
 FIELD_CLAIMS: dict[str, str] = {
     "card_ids": "create",
@@ -88,17 +88,17 @@ def _finding(
     )
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        return [s for item in value.values() for s in _strings(item)]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        return [s for item in value for s in _strings(item)]
     return []
 
 
-def _field_claims(output: Mapping[str, Any]) -> list[Claim]:
+def _field_claims(output: Mapping[str, object]) -> list[Claim]:
     claims: list[Claim] = []
     for key, action in FIELD_CLAIMS.items():
         value = output.get(key)
@@ -116,7 +116,7 @@ def _field_claims(output: Mapping[str, Any]) -> list[Claim]:
     return claims
 
 
-def output_claims(final_output: Any) -> list[Claim]:
+def output_claims(final_output: object) -> list[Claim]:
     """Return the claims of a final output: its claim fields and the effects its text claims."""
     claims = _field_claims(final_output) if isinstance(final_output, dict) else []
     for text in _strings(final_output):
@@ -158,10 +158,10 @@ def _nouns(infos: Mapping[str, ToolInfo], claim: Claim) -> frozenset[str]:
     return frozenset(n for info in infos.values() if info.actions & backing for n in info.nouns)
 
 
-def _spec(tool: Any) -> tuple[str, str] | None:
+def _spec(tool: object) -> tuple[str, str] | None:
     """Return (name, description) of a tool given as a dict, an OpenAI tool or a BaseTool."""
     if isinstance(tool, Mapping):
-        fields: Mapping[str, Any] = tool  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        fields: Mapping[str, Any] = tool
         fields = fields.get("function", fields)
         if isinstance(fields.get("name"), str):
             return str(fields["name"]), str(fields.get("description") or "")
@@ -170,7 +170,7 @@ def _spec(tool: Any) -> tuple[str, str] | None:
     return (name, str(description or "")) if isinstance(name, str) else None
 
 
-def tool_infos(trajectory: Trajectory, tools: Any = None) -> dict[str, ToolInfo]:
+def tool_infos(trajectory: Trajectory, tools: object = None) -> dict[str, ToolInfo]:
     """Return what each tool does, from ``tools``, the trajectory's tools, or the names called.
 
     ``tools``: a list of tool dicts (``{"name", "description", "parameters"}``, OpenAI's
@@ -182,12 +182,12 @@ def tool_infos(trajectory: Trajectory, tools: Any = None) -> dict[str, ToolInfo]
         given = trajectory.metadata.get("tools") or (trajectory.model_extra or {}).get("tools")
     specs: list[tuple[str, str]] = []
     if isinstance(given, Mapping):
-        mapping: Mapping[str, Any] = given  # pyright: ignore[reportUnknownVariableType] -- name -> schema
+        mapping: Mapping[str, Any] = given
         for name, schema in mapping.items():
             text = schema.get("description", "") if isinstance(schema, Mapping) else ""
-            specs.append((str(name), str(text)))  # pyright: ignore[reportUnknownArgumentType] -- JSON value
+            specs.append((str(name), str(text)))
     elif isinstance(given, Sequence) and not isinstance(given, str):
-        listed: list[Any] = list(given)  # pyright: ignore[reportUnknownArgumentType] -- checked per item
+        listed: list[object] = list(given)
         specs = [spec for tool in listed if (spec := _spec(tool)) is not None]
     infos = {name: tool_info(name, description) for name, description in specs}
     for step in trajectory.steps:
@@ -196,7 +196,7 @@ def tool_infos(trajectory: Trajectory, tools: Any = None) -> dict[str, ToolInfo]
     return infos
 
 
-def hallucinated_actions(trajectory: Trajectory, tools: Any = None) -> list[Finding]:
+def hallucinated_actions(trajectory: Trajectory, tools: object = None) -> list[Finding]:
     """Return the claimed effects of ``trajectory`` that no successful tool call backs.
 
     Thoughts are read in the steps whose kind (``metadata["step_kinds"]``, when recorded)
@@ -227,7 +227,7 @@ def hallucinated_actions(trajectory: Trajectory, tools: Any = None) -> list[Find
     return list({(f.source, f.step, f.text, f.reason): f for f in found}.values())
 
 
-def _records(step: Any) -> list[tuple[set[str], set[str]]]:
+def _records(step: TrajectoryStep) -> list[tuple[set[str], set[str]]]:
     if step.error is not None or not step.observation:
         return []
     return records(load_json(step.observation))

@@ -133,21 +133,21 @@ def _singular(key: str) -> str:
     return lx.OBJECT_TYPES.get(kind, lx.OBJECT_TYPES.get(kind + "s", kind))
 
 
-def _walk(value: Any, parent: str, touched: Touched) -> None:
+def _walk(value: object, parent: str, touched: Touched) -> None:
     if isinstance(value, dict):
-        items: dict[str, Any] = {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        items: dict[str, object] = {str(k): v for k, v in value.items()}
         for key, item in items.items():
             _walk_key(key, item, parent, touched)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        for item in value:
             _walk(item, parent, touched)
 
 
-def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
+def _walk_key(key: str, item: object, parent: str, touched: Touched) -> None:
     low = key.lower()
     if low.endswith("_ids") and isinstance(item, list):
         kind = _singular(low[:-4])
-        touched.ids.update((kind, str(n)) for n in item if isinstance(n, int))  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        touched.ids.update((kind, str(n)) for n in item if isinstance(n, int))
     elif isinstance(item, int) and not isinstance(item, bool) and low.endswith("_id"):
         touched.ids.add((_singular(low[:-3]), str(item)))
     elif isinstance(item, int) and not isinstance(item, bool) and low == "id":
@@ -158,7 +158,7 @@ def _walk_key(key: str, item: Any, parent: str, touched: Touched) -> None:
         _walk(item, low, touched)
 
 
-def _result(observation: str | None) -> Any:
+def _result(observation: str | None) -> object:
     value = load_json(observation) if observation else None
     if isinstance(value, dict) and "data" in value and "status" in value:
         return value.get("data")
@@ -173,12 +173,12 @@ def _failed(observation: str | None) -> bool:
     return isinstance(value, dict) and value.get("status") == "error"
 
 
-def scalars(value: Any) -> set[str]:
+def scalars(value: object) -> set[str]:
     """Return every string and number in ``value``, case-folded."""
     if isinstance(value, dict):
-        return {s for item in value.values() for s in scalars(item)}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        return {s for item in value.values() for s in scalars(item)}
     if isinstance(value, list):
-        return {s for item in value for s in scalars(item)}  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        return {s for item in value for s in scalars(item)}
     if isinstance(value, str) and value.strip():
         return {value.strip().casefold()}
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -186,11 +186,11 @@ def scalars(value: Any) -> set[str]:
     return set()
 
 
-def records(value: Any) -> list[tuple[set[str], set[str]]]:
+def records(value: object) -> list[tuple[set[str], set[str]]]:
     """Return each object in ``value`` as (its id values, its direct values), case-folded."""
     found: list[tuple[set[str], set[str]]] = []
     if isinstance(value, dict):
-        fields: dict[str, Any] = {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        fields: dict[str, object] = {str(k): v for k, v in value.items()}
         direct = {
             k: v for k, v in fields.items() if isinstance(v, str | int) and not isinstance(v, bool)
         }
@@ -203,7 +203,7 @@ def records(value: Any) -> list[tuple[set[str], set[str]]]:
         for item in fields.values():
             found += records(item)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON array
+        for item in value:
             found += records(item)
     return found
 
@@ -214,7 +214,7 @@ _ID_LIKE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*
 def make_call(
     index: int,
     tool: str,
-    arguments: Any,
+    arguments: object,
     observation: str | None,
     error: str | None,
     info: ToolInfo | None = None,
@@ -356,7 +356,7 @@ def _mentioned(window: str, names_seen: set[str]) -> set[str]:
     }
 
 
-def field_objects(key: str, value: Any, siblings: Mapping[str, Any]) -> Touched:
+def field_objects(key: str, value: object, siblings: Mapping[str, object]) -> Touched:
     """Return the objects a structured output field claims (``card_ids``, ``flagged``...)."""
     touched = Touched()
     _walk({key: value}, "", touched)

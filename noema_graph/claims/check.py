@@ -9,7 +9,6 @@ answer (or a thought) claims that no successful tool call backs becomes a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from noema_graph.claims import Finding, hallucinated_actions
 from noema_graph.state.models import ReasoningStep
@@ -32,7 +31,7 @@ def _step(finding: Finding, round_: int) -> ReasoningStep:
 
 
 def claims_check(
-    output: Mapping[str, Any], trace: Sequence[ReasoningStep]
+    output: Mapping[str, object], trace: Sequence[ReasoningStep]
 ) -> tuple[list[ReasoningStep], float]:
     """Return the ``hallucinated_action`` entries of a finished run and its confidence penalty.
 

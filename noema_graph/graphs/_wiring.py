@@ -9,8 +9,10 @@ from typing import Any, cast
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Send
 
 from noema_graph.context import RunContext, context_of
+from noema_graph.graphs.runtime import GraphStateT
 from noema_graph.nodes.deps import AgentDeps
 from noema_graph.nodes.llm import retry_policy
 from noema_graph.nodes.middleware import Node
@@ -18,10 +20,15 @@ from noema_graph.nodes.spec import NodeSpec
 from noema_graph.observability import Observer, default_observer
 from noema_graph.state.agent import RouteState
 
+Route = str | list[Send]
+"""What a router returns: the next node's name, or the Sends of a group of tool calls."""
+Router = Callable[..., Route]
+"""A routing function of :mod:`noema_graph.nodes.routing` (state, config, context[, safe])."""
+
 
 def add_nodes(
-    builder: StateGraph[Any, Any, Any, Any],
-    specs: Sequence[NodeSpec],
+    builder: StateGraph[GraphStateT, RunContext, GraphStateT, GraphStateT],
+    specs: Sequence[NodeSpec[Any, Any]],  # each node reads and writes its own types
     deps: AgentDeps,
     *,
     observer: Observer | None,
@@ -57,7 +64,7 @@ def add_nodes(
     return callbacks
 
 
-def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
+def router(fn: Router, deps: AgentDeps) -> Callable[[RouteState], Route]:
     """Return ``fn`` as a LangGraph path function given the config and run context.
 
     A router that takes ``safe`` also gets the names of the concurrency-safe tools. The run
@@ -66,10 +73,11 @@ def router(fn: Callable[..., Any], deps: AgentDeps) -> Callable[..., Any]:
     agent = deps.config
     wants_safe = "safe" in inspect.signature(fn).parameters
 
-    def route(state: RouteState) -> Any:
+    def route(state: RouteState) -> Route:
         context = _run_context()
         if context is None:  # update_state: LangGraph reports 2 steps left, which means nothing
-            state = {k: v for k, v in state.items() if k != "remaining_steps"}  # type: ignore[assignment]
+            kept = {k: v for k, v in state.items() if k != "remaining_steps"}
+            state = cast(RouteState, kept)
             context = context_of(None)
         if wants_safe:
             return fn(state, agent, context, deps.safe_tool_names())
@@ -83,7 +91,7 @@ def _run_context() -> RunContext | None:
     """Return the run's context; None outside a run (``update_state``, or no config at all)."""
     try:
         # typed as a Runtime, but None when update_state runs a router outside a run
-        runtime = cast(Runtime[Any] | None, get_runtime())
+        runtime = cast(Runtime[RunContext] | None, get_runtime())
     except RuntimeError:  # outside any runnable: no config at all
         return None
     return None if runtime is None else context_of(runtime.context)

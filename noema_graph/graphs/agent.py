@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -13,7 +12,7 @@ from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
-from noema_graph.graphs._wiring import add_nodes, router
+from noema_graph.graphs._wiring import Router, add_nodes, router
 from noema_graph.graphs.runtime import (
     compile_graph,
     own_providers,
@@ -52,7 +51,7 @@ SPECS = [
 """The agent graph's nodes; the first starts a run, the last ends it."""
 NEXT = ["execute_step", "reflect", "finalize"]
 AFTER_REFLECT = ["revise_plan", "execute_step", "finalize"]
-ROUTES: list[tuple[str, Callable[..., Any], list[str]]] = [
+ROUTES: list[tuple[str, Router, list[str]]] = [
     ("plan", route_next, NEXT),
     ("execute_step", route_after_execute, ["review_tools", "tool_node", *NEXT]),
     ("review_tools", route_after_tools, ["tool_node", *NEXT]),
@@ -72,7 +71,7 @@ def build_agent_graph(
     store: BaseStore | None = None,
     planning_model: BaseChatModel | None = None,
     observer: Observer | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> CompiledStateGraph[AgentState, RunContext, AgentState, AgentState]:
     """Build and compile the agent graph for ``config`` with ``model`` and ``tools``.
 
     ``model`` (and ``planning_model``) default to ``make_model(config.model)`` (and

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -27,7 +25,7 @@ def build_ask_graph(
     checkpointer: CheckpointerArg = None,
     store: BaseStore | None = None,
     observer: Observer | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> CompiledStateGraph[AskState, RunContext, AskState, AskState]:
     """Build the ask graph; ``config`` is forced into ask mode (no tools, no memory writes).
 
     ``observer`` instruments it as in :func:`~noema_graph.graphs.agent.build_agent_graph`.

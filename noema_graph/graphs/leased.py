@@ -28,7 +28,7 @@ COORDINATE_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_ma
 """``configurable`` keys by which a config addresses its own checkpoints, not its parent's."""
 
 
-def run_configurable(*configs: RunnableConfig | None) -> dict[str, Any]:
+def run_configurable(*configs: RunnableConfig | None) -> dict[str, object]:
     """Return the ``configurable`` a run of ``configs`` sees, merged as LangGraph's Pregel does.
 
     The ambient run's (a parent node's) ``configurable`` is the base unless a config names a
@@ -37,7 +37,7 @@ def run_configurable(*configs: RunnableConfig | None) -> dict[str, Any]:
     ``tests/graphs/test_leased.py`` checks this against Pregel's merge.
     """
     ambient = var_child_runnable_config.get() or {}
-    merged: dict[str, Any] = dict(ambient.get("configurable") or {})
+    merged: dict[str, object] = dict(ambient.get("configurable") or {})
     given = [config for config in configs if config is not None]
     if merged and any(
         _filled((config.get("configurable") or {}).get(key))
@@ -51,7 +51,7 @@ def run_configurable(*configs: RunnableConfig | None) -> dict[str, Any]:
     return merged
 
 
-def _filled(value: Any) -> bool:
+def _filled(value: object) -> bool:
     """Return whether ``value`` counts as given: not None, and not an empty collection."""
     if isinstance(value, list | tuple | dict):
         return len(cast(Sized, value)) > 0
@@ -61,9 +61,9 @@ def _filled(value: Any) -> bool:
 class LeasedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     """A compiled noema graph: runs of one thread take turns (:mod:`~noema_graph.storage.lease`)."""
 
-    def _leased(self, config: RunnableConfig | None) -> tuple[Any, str] | None:
+    def _leased(self, config: RunnableConfig | None) -> tuple[object, str] | None:
         """Return (checkpointer, thread id) when this run must hold a lease, else None."""
-        configurable: Mapping[str, Any] = run_configurable(self.config, config)
+        configurable: Mapping[str, object] = run_configurable(self.config, config)
         strategy_of(configurable)  # an unknown strategy fails every run, leased or not
         if any(key in configurable for key in SUBGRAPH_KEYS) or configurable.get("checkpoint_ns"):
             return None

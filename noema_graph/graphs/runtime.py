@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -14,11 +14,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
 from noema_graph.errors import ConfigurationError
 from noema_graph.graphs.leased import leased
 from noema_graph.hooks import AGENT
 from noema_graph.nodes.deps import ToolProvider
 from noema_graph.schemas import check_tool_schemas
+from noema_graph.state.agent import AgentState, AskState
 from noema_graph.storage.sqlite.persistence import CheckpointerArg
 from noema_graph.tools import MCPToolProvider, toolkits_for
 from noema_graph.tools.ask_user import ask_user_tool
@@ -30,14 +32,18 @@ DURABILITY_KEY = "__pregel_durability"
 """The config key Pregel reads a graph's default durability from (what ``durability=`` sets)."""
 
 
+GraphStateT = TypeVar("GraphStateT", AgentState, AskState)
+"""The state schema of the graph being built (``AgentState`` or ``AskState``)."""
+
+
 def compile_graph(
-    builder: StateGraph[Any, Any, Any, Any],
+    builder: StateGraph[GraphStateT, RunContext, GraphStateT, GraphStateT],
     config: AgentConfig,
     *,
     checkpointer: CheckpointerArg,
     store: BaseStore | None,
     callbacks: list[BaseCallbackHandler],
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> CompiledStateGraph[GraphStateT, RunContext, GraphStateT, GraphStateT]:
     """Compile ``builder`` with the limits' recursion bound and sync durability.
 
     ``callbacks`` (the observer's) ride along with the caller's. Every run of a thread holds
@@ -72,16 +78,18 @@ def resolve_model(given: BaseChatModel | None, spec: str | None, field: str) -> 
         raise ConfigurationError(f"AgentConfig.{field}", str(exc), fix=exc.fix) from None
 
 
-_PROVIDERS: weakref.WeakKeyDictionary[Any, tuple[ToolProvider, ...]] = weakref.WeakKeyDictionary()
+_PROVIDERS: weakref.WeakKeyDictionary[object, tuple[ToolProvider, ...]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def own_providers(graph: Any, providers: Sequence[ToolProvider]) -> None:
+def own_providers(graph: object, providers: Sequence[ToolProvider]) -> None:
     """Record that ``graph`` owns ``providers`` (MCP sessions), for :func:`close_tools`."""
     if providers:
         _PROVIDERS[graph] = tuple(providers)
 
 
-def close_tools(graph: Any) -> None:
+def close_tools(graph: object) -> None:
     """Stop the MCP servers of ``graph`` (they also stop when the process exits).
 
     Sessions belong to the compiled graph, not to a run: every run, concurrent ones
@@ -92,7 +100,7 @@ def close_tools(graph: Any) -> None:
         provider.close()
 
 
-async def aclose_tools(graph: Any) -> None:
+async def aclose_tools(graph: object) -> None:
     """Async :func:`close_tools`."""
     for provider in _PROVIDERS.get(graph, ()):
         await provider.aclose()

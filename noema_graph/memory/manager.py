@@ -99,7 +99,7 @@ class MemoryManager:
             raise ConfigurationError(
                 "scope", f"unknown scope {scope!r}", fix="use 'all', 'working' or 'persistent'"
             )
-        tiers: tuple[Tier, ...] = TIERS if scope == "all" else (scope,)  # type: ignore[assignment]
+        tiers: tuple[Tier, ...] = TIERS if scope == "all" else (scope,)
         return [(t, self.namespace(t)) for t in tiers if t == "persistent" or self._working]
 
     def _resolve(self, where: Tier | tuple[str, ...]) -> tuple[Tier, tuple[str, ...]]:

@@ -44,7 +44,7 @@ DEFAULT_COMPATIBLE_MODEL = "default"
 LOCAL_TEMPERATURE = 0.0
 LOCAL_MAX_TOKENS = 1024
 """Cap on one local answer: a 135M model that starts repeating itself never stops alone."""
-LOCAL_SAMPLING: Mapping[str, Any] = MappingProxyType(
+LOCAL_SAMPLING: Mapping[str, object] = MappingProxyType(
     {
         "dry_multiplier": 0.8,
         "dry_base": 1.75,
@@ -201,7 +201,7 @@ def make_model(
     *,
     temperature: float | None = None,
     max_tokens: int | None = None,
-    sampling: Mapping[str, Any] | None = None,
+    sampling: Mapping[str, object] | None = None,
     plans: bool | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BaseChatModel:
@@ -250,7 +250,7 @@ def _provider_args(
     *,
     temperature: float | None,
     max_tokens: int | None,
-    sampling: Mapping[str, Any] | None = None,
+    sampling: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """Return the ChatOpenAI arguments of ``parsed``'s provider, besides model and streaming."""
     if parsed.provider == "local":

@@ -73,7 +73,7 @@ class GGUFInfo:
 class _Reader:
     """Reads little-endian GGUF values from a buffer, advancing an offset."""
 
-    def __init__(self, buffer: Any) -> None:
+    def __init__(self, buffer: bytes | mmap.mmap) -> None:
         self.buffer = buffer
         self.offset = 0
 
@@ -89,7 +89,7 @@ class _Reader:
         start, self.offset = self.offset, self.offset + size
         return bytes(self.buffer[start : self.offset]).decode("utf-8", "replace") if keep else ""
 
-    def value(self, kind: int, *, keep: bool) -> Any:
+    def value(self, kind: int, *, keep: bool) -> object:
         """Return a value of type ``kind``; with ``keep`` False, skip it and return None."""
         if kind in _SCALARS:
             return self.scalar(_SCALARS[kind])
@@ -145,14 +145,14 @@ def read_gguf_info(path: Path | str) -> GGUFInfo:
                 ) from None
 
 
-def _parse(file: Path, buffer: Any) -> GGUFInfo:
+def _parse(file: Path, buffer: bytes | mmap.mmap) -> GGUFInfo:
     reader = _Reader(buffer)
     reader.offset = 4
     version = reader.scalar("<I")
     if version not in SUPPORTED_VERSIONS:
         raise InvalidValue(f"GGUF version {version} (this reader knows 2 and 3)")
     tensors, pairs = reader.scalar("<Q"), reader.scalar("<Q")
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for _ in range(pairs):
         key = reader.string()
         kind = reader.scalar("<I")
@@ -187,5 +187,5 @@ def _tensor_parameters(reader: _Reader, tensors: int) -> int:
     return total
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return value.strip() or None if isinstance(value, str) else None

@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -525,7 +526,7 @@ def bind_react_grammar(
     *,
     max_answer_chars: int = MAX_ANSWER_CHARS,
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Runnable[Any, Any]:
+) -> Runnable[LanguageModelInput, BaseMessage]:
     """Return ``model`` constrained by :func:`react_grammar` if it is local, else stopped.
 
     The grammar travels as llama.cpp's ``grammar`` request field (``extra_body``), added to
@@ -539,5 +540,5 @@ def bind_react_grammar(
     if not model_profile(model).is_local:
         return model.bind(stop=list(REACT_STOP))
     grammar = react_grammar(tools, max_answer_chars=max_answer_chars, schemas=schemas)
-    own: Mapping[str, Any] = getattr(model, "extra_body", None) or {}
+    own: Mapping[str, object] = getattr(model, "extra_body", None) or {}
     return model.bind(extra_body={**own, "grammar": grammar})

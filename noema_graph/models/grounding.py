@@ -29,20 +29,20 @@ class Observed:
     ids: dict[str, set[int]] = field(default_factory=dict[str, set[int]])
     list_lengths: dict[str, int] = field(default_factory=dict[str, int])
 
-    def add(self, value: Any) -> None:
+    def add(self, value: object) -> None:
         """Record the ids and lists found anywhere in the JSON ``value``."""
         if isinstance(value, Mapping):
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType] -- parsed JSON
+            for key, item in value.items():
                 name = str(key)
                 if isinstance(item, int) and not isinstance(item, bool) and name.endswith("_id"):
                     self.ids.setdefault(name, set()).add(int(item))
                     continue
                 if isinstance(item, list):
-                    length = len(item)  # pyright: ignore[reportUnknownArgumentType] -- parsed JSON
+                    length = len(item)
                     self.list_lengths[name] = max(self.list_lengths.get(name, 0), length)
                 self.add(item)
         elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType] -- parsed JSON
+            for item in value:
                 self.add(item)
 
 
@@ -62,7 +62,7 @@ def observed(trace: Sequence[ReasoningStep]) -> Observed:
     return found
 
 
-def _narrow(annotation: Any, name: str, seen: Observed) -> Any:
+def _narrow(annotation: object, name: str, seen: Observed) -> object:
     """Return ``annotation`` with observed ids as a Literal, recursing into models and lists."""
     if annotation is int and seen.ids.get(name):
         return Literal[tuple(sorted(seen.ids[name]))]  # pyright: ignore[reportInvalidTypeForm] -- built at run time
@@ -75,7 +75,7 @@ def _narrow(annotation: Any, name: str, seen: Observed) -> Any:
     return annotation
 
 
-def _grounded_field(name: str, info: FieldInfo, seen: Observed) -> tuple[Any, FieldInfo] | None:
+def _grounded_field(name: str, info: FieldInfo, seen: Observed) -> tuple[object, FieldInfo] | None:
     """Return the grounded (annotation, field info) of one field, or None when it stays."""
     annotation = _narrow(info.annotation, name, seen)
     length = seen.list_lengths.get(name)

@@ -392,7 +392,7 @@ def server_at(base_url: str | None) -> LocalModelServer | None:
     return None if base_url is None else _by_url.get(base_url.rstrip("/"))
 
 
-def _llama_build(xllamacpp: Any) -> str:
+def _llama_build(xllamacpp: object) -> str:
     """Return the llama.cpp build of ``xllamacpp``: its version and build info."""
     try:
         version = importlib.metadata.version("xllamacpp")
@@ -402,7 +402,7 @@ def _llama_build(xllamacpp: Any) -> str:
     return f"xllamacpp {version} {json.dumps(info, sort_keys=True, default=str)}"
 
 
-def _kv_settings(params: Any) -> dict[str, Any]:
+def _kv_settings(params: Any) -> dict[str, int | str]:
     """Return the server settings that shape a slot's saved KV state."""
     return {
         "n_ctx": params.n_ctx,
@@ -420,7 +420,7 @@ class _HTTPSlots:
     def __init__(self, address: str) -> None:
         self._address = address
 
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, path: str, body: dict[str, object]) -> dict[str, Any]:
         request = urllib.request.Request(
             f"{self._address}{path}",
             data=json.dumps(body).encode(),
@@ -436,7 +436,7 @@ class _HTTPSlots:
             raise PrefixCacheError(f"HTTP {exc.code}: {detail[:200]}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise PrefixCacheError(f"{type(exc).__name__}: {exc}") from None
-        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return data if isinstance(data, dict) else {}
 
     def process(self, prefix: str) -> int:
         messages = [{"role": "system", "content": prefix}]
@@ -459,7 +459,7 @@ STOP_TIMEOUT_S = 10.0
 """Longest wait for xllamacpp's server to stop (see :meth:`LocalModelServer.stop`)."""
 
 
-def _port_of(server: Any) -> str:
+def _port_of(server: object) -> str:
     return str(getattr(server, "listening_address", "?")).rstrip("/").rsplit(":", 1)[-1]
 
 

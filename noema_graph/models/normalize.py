@@ -57,7 +57,7 @@ def _plain_with(value: object, repairs: list[str], what: str) -> object:
     return made
 
 
-def _plain_dict(value: Mapping[Any, Any], repairs: list[str], what: str) -> dict[str, Any]:
+def _plain_dict(value: Mapping[object, object], repairs: list[str], what: str) -> dict[str, Any]:
     """Return :func:`_plain_with` of a mapping: always a dict with text keys."""
     return cast(dict[str, Any], _plain_with(value, repairs, what))
 
@@ -189,7 +189,7 @@ def _call(item: object, seen: set[str], repairs: list[str]) -> ToolCall:
     return tool_call(name=name, args=args, id=call_id)
 
 
-def _as_list(value: object, what: str, repairs: list[str]) -> list[Any]:
+def _as_list(value: object, what: str, repairs: list[str]) -> list[object]:
     if value is None:
         return []
     if isinstance(value, list | tuple):
@@ -215,7 +215,7 @@ def normalize_calls(
     return [_call(item, seen, repairs) for item in [*items, *invalid]], repairs
 
 
-def invalid_arguments(call: Mapping[str, Any]) -> str | None:
+def invalid_arguments(call: Mapping[str, object]) -> str | None:
     """Return why the call's arguments were unusable (see :data:`INVALID_ARGUMENTS`), or None."""
     args = call.get("args")
     if not isinstance(args, Mapping):

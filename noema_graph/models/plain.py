@@ -132,7 +132,7 @@ class _Walk:
             self.repairs.add("a set became a list")
         return items
 
-    def _mapping(self, value: Mapping[Any, Any], depth: int) -> object:
+    def _mapping(self, value: Mapping[object, object], depth: int) -> object:
         pairs = [(self.key(k), self.value(v, depth + 1)) for k, v in value.items()]
         unchanged = type(value) is dict and all(
             k is k2 and v is v2 for (k, v), (k2, v2) in zip(value.items(), pairs, strict=True)

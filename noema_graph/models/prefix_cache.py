@@ -29,7 +29,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from noema_graph.errors import NoemaError
 
@@ -82,7 +82,9 @@ def file_fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def cache_key(prefix: str, model: str, build: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+def cache_key(
+    prefix: str, model: str, build: str, settings: Mapping[str, object]
+) -> dict[str, object]:
     """Return the fields a saved prefix is keyed by (a request is never one of them)."""
     return {
         "format": FORMAT,
@@ -93,7 +95,7 @@ def cache_key(prefix: str, model: str, build: str, settings: Mapping[str, Any]) 
     }
 
 
-def key_name(key: Mapping[str, Any]) -> str:
+def key_name(key: Mapping[str, object]) -> str:
     """Return the file stem of ``key``: the SHA-256 of its canonical JSON, shortened."""
     text = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -123,7 +125,7 @@ class PrefixCache:
     client: SlotClient
     model: str
     build: str
-    settings: Mapping[str, Any]
+    settings: Mapping[str, object]
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -132,7 +134,7 @@ class PrefixCache:
         self.restored = 0
         self.built = 0
 
-    def key(self, prefix: str) -> dict[str, Any]:
+    def key(self, prefix: str) -> dict[str, object]:
         """Return the key of ``prefix`` on this server."""
         return cache_key(prefix, self.model, self.build, self.settings)
 
@@ -186,12 +188,12 @@ class PrefixCache:
     def _check(self, prefix: str, state: Path, record: Path) -> str | None:
         """Return why the saved file must not be restored, or None when it may."""
         try:
-            saved: Any = json.loads(record.read_text(encoding="utf-8"))
+            saved: object = json.loads(record.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return "its record is missing"
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             return f"its record is unreadable ({type(exc).__name__})"
-        fields: dict[str, Any] = saved if isinstance(saved, dict) else {}
+        fields: dict[str, object] = saved if isinstance(saved, dict) else {}
         expected = self.key(prefix)
         differing = sorted(k for k in expected if fields.get(k) != expected[k])
         if differing:
@@ -236,7 +238,7 @@ class PrefixCache:
             logger.warning("%s", message)
 
 
-def _damage(state: Path, record: Mapping[str, Any]) -> str | None:
+def _damage(state: Path, record: Mapping[str, object]) -> str | None:
     """Return how the state file differs from its record (size, SHA-256), or None."""
     try:
         size = state.stat().st_size

@@ -92,10 +92,10 @@ def model_profile(model: BaseChatModel) -> ModelProfile:
     Args:
         model: A chat model, optionally wrapped by ``.bind(...)``.
     """
-    inner: Any = model
+    inner: object = model
     while isinstance(inner, RunnableBinding):
         inner = inner.bound
-    metadata: dict[str, Any] = dict(getattr(inner, "metadata", None) or {})
+    metadata: dict[str, object] = dict(getattr(inner, "metadata", None) or {})
     name = _model_name(inner)
     provider = _provider(inner, metadata)
     window = metadata.get(CONTEXT_WINDOW_KEY)
@@ -116,7 +116,7 @@ def model_profile(model: BaseChatModel) -> ModelProfile:
     )
 
 
-def model_plans(metadata: Mapping[str, Any], *, is_local: bool) -> bool:
+def model_plans(metadata: Mapping[str, object], *, is_local: bool) -> bool:
     """Return whether a model plans, from what ``make_model`` recorded in its metadata.
 
     An explicit choice (:data:`PLANS_KEY`) wins; else a remote model plans, and a local one
@@ -132,7 +132,7 @@ def model_plans(metadata: Mapping[str, Any], *, is_local: bool) -> bool:
     return isinstance(parameters, int) and parameters >= PLANNING_PARAMETERS
 
 
-def _model_name(model: Any) -> str:
+def _model_name(model: object) -> str:
     for attribute in ("model_name", "model"):
         value = getattr(model, attribute, None)
         if isinstance(value, str) and value:
@@ -140,7 +140,7 @@ def _model_name(model: Any) -> str:
     return type(model).__name__
 
 
-def _provider(model: Any, metadata: dict[str, Any]) -> Provider:
+def _provider(model: Any, metadata: dict[str, object]) -> Provider:
     recorded = metadata.get(PROVIDER_KEY)
     if recorded in ("openai", "openai-compatible", "local"):
         return recorded

@@ -8,17 +8,17 @@ the embedded llama.cpp server, so this helper only picks the method from the mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # import-light: noema_graph.models imports this module eagerly
-    from langchain_core.language_models import BaseChatModel
+    from langchain_core.language_models import BaseChatModel, LanguageModelInput
     from langchain_core.runnables import Runnable
     from pydantic import BaseModel
 
 
 def structured(
     model: BaseChatModel, schema: type[BaseModel], *, include_raw: bool = False
-) -> Runnable[Any, Any]:
+) -> Runnable[LanguageModelInput, object]:
     """Return a Runnable whose output is a validated ``schema`` instance.
 
     Args:

@@ -12,7 +12,6 @@ from typing import Any, Literal
 from langchain_core.messages import AnyMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph import clock
@@ -22,8 +21,10 @@ from noema_graph.effects import Steps
 from noema_graph.errors import RunTimeout
 from noema_graph.events import ActivityEvent, TurnStart
 from noema_graph.memory import MemoryRecall, recall_steps
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.memory.models import MemoryHit
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.nodes.routing import latest_human_text, time_left
+from noema_graph.state.agent import AskUpdate, MemoryItem, RouteState
 from noema_graph.state.models import ReasoningStep, RunInfo, TaskPlan
 
 logger = logging.getLogger(__name__)
@@ -61,12 +62,12 @@ def run_position() -> tuple[int | None, str | None]:
     )
 
 
-def ctx(runtime: Runtime[Any]) -> RunContext:
+def ctx(runtime: NodeRuntime) -> RunContext:
     """Return the run context, or the default one when the caller gave none."""
     return context_of(runtime.context)
 
 
-def user_of(runtime: Runtime[Any]) -> str | None:
+def user_of(runtime: NodeRuntime) -> str | None:
     """Return the learner the run names (see :func:`~noema_graph.context.run_user`), or None.
 
     Read in a node (its config names the run): the context, its ``configurable`` and the
@@ -79,12 +80,12 @@ def user_of(runtime: Runtime[Any]) -> str | None:
     return run_user(ctx(runtime), configurable)
 
 
-def memory_user(runtime: Runtime[Any]) -> str:
+def memory_user(runtime: NodeRuntime) -> str:
     """Return whose memories the run recalls and writes: its learner, else the default user."""
     return user_of(runtime) or DEFAULT_CONTEXT.user_id
 
 
-def emit(runtime: Runtime[Any], event: ActivityEvent, state: Mapping[str, Any]) -> None:
+def emit(runtime: NodeRuntime, event: ActivityEvent, state: Mapping[str, Any]) -> None:
     """Send ``event`` to the ``custom`` stream, stamped with the run id."""
     run: RunInfo | None = state.get("run")
     payload = event.model_dump(mode="json")
@@ -129,7 +130,7 @@ class Clock:
 
 
 def start_run(
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     state: Mapping[str, Any],
     *,
@@ -151,7 +152,7 @@ def start_run(
     return run, request
 
 
-def recall(runtime: Runtime[Any], deps: AgentDeps, request: str) -> Steps[MemoryRecall]:
+def recall(runtime: NodeRuntime, deps: AgentDeps, request: str) -> Steps[MemoryRecall]:
     """Recall memories relevant to ``request`` for this user, agent and thread (read-only)."""
     return recall_steps(
         runtime.store,
@@ -164,7 +165,7 @@ def recall(runtime: Runtime[Any], deps: AgentDeps, request: str) -> Steps[Memory
     )
 
 
-def memory_items(hits: Sequence[Any]) -> list[dict[str, Any]]:
+def memory_items(hits: Sequence[MemoryHit]) -> list[MemoryItem]:
     """Return recalled memory hits as the plain dicts kept in state."""
     return [{"key": h.entry.key, "value": h.entry.value, "score": h.score} for h in hits]
 
@@ -213,12 +214,12 @@ def preview(value: object, limit: int = OBSERVATION_PREVIEW_CHARS) -> str:
 
 
 def out_of_time(
-    state: Mapping[str, Any],
+    state: RouteState,
     node: str,
     exc: RunTimeout,
     config: AgentConfig,
     context: RunContext,
-) -> dict[str, Any]:
+) -> AskUpdate:
     """Return the update of a node whose call the run's time budget stopped.
 
     The budget counts as spent (``elapsed_s`` is raised to what makes the active time equal

@@ -14,11 +14,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
 from noema_graph.effects import Steps, io
 from noema_graph.memory import default_embedder
 from noema_graph.models.grammar import bind_react_grammar
@@ -27,6 +30,12 @@ from noema_graph.models.pricing import estimate_cost_usd
 from noema_graph.models.profile import ModelProfile, model_profile
 from noema_graph.models.structured import structured
 from noema_graph.tools.concurrency import concurrency_safe as is_concurrency_safe
+
+ChatRunnable = Runnable[list[BaseMessage], object]
+"""A model as a node calls it: a chat model, a bound one or a structured-output wrapper."""
+
+NodeRuntime = Runtime[RunContext]
+"""The runtime a node gets: both graphs are built with ``context_schema=RunContext``."""
 
 BOUND_MODELS = 8
 """Step models (one per distinct list of tools) an :class:`AgentDeps` keeps."""
@@ -74,7 +83,7 @@ class AgentDeps:
         return default_embedder()
 
     @cached_property
-    def _structured(self) -> dict[tuple[int, type[BaseModel]], tuple[object, Runnable[Any, Any]]]:
+    def _structured(self) -> dict[tuple[int, type[BaseModel]], tuple[object, ChatRunnable]]:
         """Structured runnables built so far, by (model, schema)."""
         return {}
 
@@ -95,7 +104,7 @@ class AgentDeps:
             self.config.price_overrides,
         )
 
-    def structured(self, model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
+    def structured(self, model: BaseChatModel, schema: type[BaseModel]) -> ChatRunnable:
         """Return ``model`` constrained to ``schema``; the output keeps the raw message."""
         # Plans and reflections are not chat tokens: never stream them (langchain-openai's
         # streamed json_schema path also emits pydantic serializer warnings).
@@ -138,13 +147,13 @@ class AgentDeps:
     @cached_property
     def _bound(
         self,
-    ) -> dict[tuple[int | str, ...], tuple[tuple[BaseTool, ...], Runnable[Any, Any]]]:
+    ) -> dict[tuple[int | str, ...], tuple[tuple[BaseTool, ...], ChatRunnable]]:
         """Step models built so far, by the identities of their tools."""
         return {}
 
     def step_model(
         self, tools: Sequence[BaseTool], schemas: Mapping[str, Mapping[str, Any]] | None = None
-    ) -> Runnable[Any, Any]:
+    ) -> ChatRunnable:
         """Return the model for execute_step: tools bound natively, or the ReAct grammar.
 
         Built once per list of tools and, for the grammar, per set of narrowed argument

@@ -15,9 +15,8 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from noema_graph.config import AgentConfig
 from noema_graph.effects import Steps
@@ -36,7 +35,7 @@ from noema_graph.nodes.common import (
 )
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.compaction import fit_context
-from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.deps import AgentDeps, ChatRunnable, NodeRuntime, list_tools
 from noema_graph.nodes.llm import as_ai_message, call_model, usage_of, used_call_ids
 from noema_graph.nodes.output import grounded
 from noema_graph.nodes.plan_steps import (
@@ -53,7 +52,7 @@ from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import EXECUTE, OBSERVATION_NUDGE, REACT, react_hints
 from noema_graph.protocols.react import parse_response
 from noema_graph.protocols.react_guard import feeds_own_result, observation_answer
-from noema_graph.state.agent import AgentState
+from noema_graph.state.agent import AgentState, AgentUpdate
 from noema_graph.state.models import ReasoningStep, TaskPlan
 from noema_graph.state.outcome import Outcome
 
@@ -102,7 +101,7 @@ def _step_model(
     deps: AgentDeps,
     tools: list[BaseTool],
     schemas: Mapping[str, dict[str, Any]] | None = None,
-) -> Runnable[Any, Any]:
+) -> ChatRunnable:
     """Return the model for this turn; an answer-after-tools turn gets a short answer."""
     if deps.protocol == "react" and answer_only_note(state, deps.config) is ANSWER_NOW_NOTE:
         return bind_react_grammar(deps.model, [], max_answer_chars=ANSWER_NOW_CHARS)
@@ -139,7 +138,18 @@ NEXT_STEP = "Now do step"
 """Opens the turn that hands a new plan step to the model (not the user's request)."""
 
 
-def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
+class StepFields(TypedDict):
+    """The current step as the step prompts name it."""
+
+    goal: str
+    plan: str
+    step_number: int
+    step_count: int
+    step: str
+    results: str
+
+
+def _step_fields(plan: TaskPlan | None) -> StepFields:
     step = plan.current_step if plan else None
     return {
         "goal": plan.goal if plan else "",
@@ -151,7 +161,7 @@ def _step_fields(plan: TaskPlan | None) -> dict[str, Any]:
     }
 
 
-def _request_text(messages: Sequence[AnyMessage], fields: Mapping[str, Any]) -> str:
+def _request_text(messages: Sequence[AnyMessage], fields: StepFields) -> str:
     """Return the user's latest request (not a next-step turn); else the plan's goal."""
     requests = (m.text for m in reversed(messages) if isinstance(m, HumanMessage))
     return next((r for r in requests if not r.startswith(NEXT_STEP)), "") or fields["goal"]
@@ -245,14 +255,14 @@ def _react_message(
 
 def _apply(
     state: AgentState,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
-    response: Any,
+    response: object,
     extra: list[ToolMessage],
     seconds: float,
     trace: list[ReasoningStep],
     tools: Sequence[BaseTool] = (),
-) -> dict[str, Any]:
+) -> AgentUpdate:
     message = as_ai_message(response, used_call_ids(state.get("messages") or []))
     thought = message.text
     if deps.protocol == "react" and not (message.tool_calls and planned(message)):
@@ -264,7 +274,7 @@ def _apply(
         )  # same boundary
     message = spread_calls(message, tools, state.get("trace") or [], state.get("reading"))
     iteration = int(state.get("iteration") or 0) + 1
-    update: dict[str, Any] = {
+    update: AgentUpdate = {
         "messages": [*extra, message],
         "iteration": iteration,
         "usage": usage_of(message, deps),
@@ -291,18 +301,18 @@ def _apply(
 
 def _failure(
     state: AgentState,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     exc: LLMError,
     extra: list[ToolMessage],
     seconds: float,
-) -> dict[str, Any]:
+) -> AgentUpdate:
     emit(runtime, ErrorEvent(code="llm_error", message=str(exc)), state)
     step = ReasoningStep(kind="error", thought=f"model call failed: {exc}", status="error")
     return {"llm_error": str(exc), "messages": extra, "trace": [step], "elapsed_s": seconds}
 
 
 def _prepare(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, tools: list[BaseTool]
+    state: AgentState, runtime: NodeRuntime, deps: AgentDeps, tools: list[BaseTool]
 ) -> tuple[list[BaseMessage], list[ToolMessage], list[ReasoningStep]]:
     extra = dangling_answers(state)
     prompt, record = fit_context(build_prompt(state, deps, tools, extra), deps)
@@ -321,9 +331,7 @@ def _prepare(
     return prompt, extra, trace
 
 
-def execute_step(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
-) -> Steps[dict[str, Any]]:
+def execute_step(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Call the model on the current step with the tools bound.
 
     Reads: plan, messages, trace, counters. Writes: messages (the answer, tool calls or the
@@ -341,7 +349,7 @@ def execute_step(
         prompt, extra, trace = _prepare(state, runtime, deps, tools)
         try:
             if calls and step is not None:  # every argument determined
-                response: Any = planned_call_message(step, calls[0], calls)
+                response: object = planned_call_message(step, calls[0], calls)
             else:
                 model = _step_model(state, deps, tools, schemas)
                 response = yield from call_model(
@@ -357,7 +365,7 @@ def execute_step(
     return {**advanced, **update}
 
 
-def _steps_done(state: AgentState, deps: AgentDeps) -> Steps[tuple[AgentState, dict[str, Any]]]:
+def _steps_done(state: AgentState, deps: AgentDeps) -> Steps[tuple[AgentState, AgentUpdate]]:
     """Advance the plan over tool steps that are done; return the state seen and the update.
 
     A write step the request names several records for waits until each has its call.
@@ -373,12 +381,12 @@ def _steps_done(state: AgentState, deps: AgentDeps) -> Steps[tuple[AgentState, d
     return {**state, "plan": advanced}, {"plan": advanced}
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: AgentUpdate) -> tuple[Outcome, str]:
     """Classify execute_step's update: an error, tool calls to run, or a step answered."""
     if update.get("cancelled"):
         return Outcome.TERMINATE, "cancelled"
-    if update.get("llm_error"):
-        return Outcome.ERROR, str(update["llm_error"])
+    if error := update.get("llm_error"):
+        return Outcome.ERROR, str(error)
     messages = update.get("messages") or []
     message = messages[-1] if messages else None
     if isinstance(message, AIMessage) and message.tool_calls:

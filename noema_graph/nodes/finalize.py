@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from noema_graph.effects import Steps
@@ -31,7 +30,7 @@ from noema_graph.nodes.common import (
     thread_id,
 )
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.nodes.llm import as_ai_message, ask_structured, call_model, usage_of
 from noema_graph.nodes.output import STOP_MESSAGES, build_output, grounded, partial_result
 from noema_graph.nodes.routing import pending_tool_calls, plan_complete, stop_reason
@@ -43,7 +42,7 @@ from noema_graph.prompts import (
     nearest_example,
     without_examples,
 )
-from noema_graph.state.agent import AgentState
+from noema_graph.state.agent import AgentState, AgentUpdate, AskUpdate
 from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
 from noema_graph.state.reducers import apply_update
@@ -58,12 +57,14 @@ FINAL_OBSERVATIONS = 6
 """Most recent successful tool results shown to the final answer."""
 FINAL_OBSERVATION_CHARS = 1_500
 """Characters of each such result shown."""
+Answer = tuple[object, Usage, bool]
+"""An answer, the usage it took, and whether the model wrote it."""
 SOFT_LIMITS: frozenset[str] = frozenset({"max_iterations", "timeout", "budget_exceeded"})
 NO_MODEL_AFTER: frozenset[str] = frozenset({"timeout", "budget_exceeded"})
 
 
 def _decide(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
+    state: AgentState, runtime: NodeRuntime, deps: AgentDeps
 ) -> tuple[StopReason | None, bool]:
     """Return (stop reason, whether the model may be called to write the answer)."""
     reason = stop_reason(state, deps.config, ctx(runtime))
@@ -197,7 +198,7 @@ def answer_prefix(prompt: Sequence[BaseMessage], agent_name: str) -> str | None:
     return text[: at + len(opening)] if at >= 0 else None
 
 
-def validate_result(value: Any, schema: type[BaseModel] | None) -> tuple[Any, bool | None]:
+def validate_result(value: object, schema: type[BaseModel] | None) -> tuple[object, bool | None]:
     """Validate ``value`` (a model, dict or JSON text) against ``schema``.
 
     Returns (typed data as a dict, True) when it matches, (the raw value, False) when not,
@@ -259,10 +260,10 @@ def _finish(
     state: AgentState,
     deps: AgentDeps,
     reason: StopReason | None,
-    answer: tuple[Any, Usage, bool],
+    answer: Answer,
     seconds: float,
     checks: Sequence[ReasoningStep] = (),
-) -> dict[str, Any]:
+) -> AgentUpdate:
     """Return finalize's update; the output is built from the state that update produces."""
     raw, usage, synthesized = answer
     if reason is None:
@@ -271,7 +272,7 @@ def _finish(
         secrets = secret_values(deps.config.secret_fields, state.get("trace") or [])
         result, validated = unleaked(stopped_result(state, reason), secrets)[0], None
     text = result if isinstance(result, str) else json.dumps(result, default=str)
-    messages: list[Any] = _dangling(state, reason)
+    messages: list[BaseMessage] = [*_dangling(state, reason)]
     if synthesized or reason is not None:
         note = f"[{STOP_MESSAGES[reason]}]\n" if reason else ""
         messages.append(AIMessage(content=note + text))
@@ -281,7 +282,7 @@ def _finish(
         observation=text[:2000],
         round=int(state.get("iteration") or 0),
     )
-    update: dict[str, Any] = {
+    update: AgentUpdate = {
         "messages": messages,
         "trace": [*checks, step],
         "usage": usage,
@@ -300,14 +301,14 @@ def _finish(
     return {**update, "output": output.model_dump(mode="json")}
 
 
-def _claims(result: Any, trace: list[ReasoningStep]) -> tuple[list[ReasoningStep], float]:
+def _claims(result: object, trace: list[ReasoningStep]) -> tuple[list[ReasoningStep], float]:
     """Return the unbacked claims of ``result`` and the thoughts as trace steps, and a penalty."""
     from noema_graph.claims.check import claims_check  # the detector loads only when asked
 
     return claims_check({"result": result}, trace)
 
 
-def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
+def announce(runtime: NodeRuntime, state: Mapping[str, object], output: dict[str, Any]) -> None:
     """Emit the final answer as a content chunk, then turn_end."""
     result = output["result"]
     text = result if isinstance(result, str) else json.dumps(result, default=str)
@@ -327,8 +328,8 @@ def announce(runtime: Runtime[Any], state: Any, output: dict[str, Any]) -> None:
 
 
 def _answer(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, may_call: bool
-) -> Steps[tuple[Any, Usage, bool]]:
+    state: AgentState, runtime: NodeRuntime, deps: AgentDeps, may_call: bool
+) -> Steps[Answer]:
     """Return (answer, usage, whether the model wrote it) for a run that may be answered."""
     single = _single_result(state, deps)
     if may_call and deps.config.output_schema is not None:
@@ -403,8 +404,8 @@ def answer_data(state: AgentState, deps: AgentDeps) -> AnswerData:
 
 
 def _checked(
-    state: AgentState, deps: AgentDeps, answer: tuple[Any, Usage, bool]
-) -> tuple[tuple[Any, Usage, bool], list[ReasoningStep]]:
+    state: AgentState, deps: AgentDeps, answer: Answer
+) -> tuple[Answer, list[ReasoningStep]]:
     """Return the answer after grounding's checks, and a trace step per change they made."""
     value, usage, synthesized = answer
     value, notes = checked_answer(value, answer_data(state, deps), state.get("trace") or [])
@@ -412,7 +413,7 @@ def _checked(
     return (value, usage, synthesized), steps
 
 
-def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def finalize(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Write the final answer, or the partial result and why the run stopped.
 
     Reads: plan, trace, usage, counters. Writes: output (the contract, built from the state
@@ -440,7 +441,7 @@ def finalize(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps
 
 
 def close_run(
-    state: AgentState, update: dict[str, Any], runtime: Runtime[Any], deps: AgentDeps
+    state: AgentState, update: AgentUpdate, runtime: NodeRuntime, deps: AgentDeps
 ) -> Steps[None]:
     """Remember the run, then announce its answer (``content``, ``turn_end`` events).
 
@@ -448,11 +449,12 @@ def close_run(
     and shown.
     """
     yield from remember(state, update, runtime, deps)
-    announce(runtime, state, update["output"])
+    output = update["output"]  # pyright: ignore[reportTypedDictNotRequiredAccess]  # always written
+    announce(runtime, state, output)
 
 
 def remember(
-    state: AgentState, update: dict[str, Any], runtime: Runtime[Any], deps: AgentDeps
+    state: AgentState, update: AgentUpdate, runtime: NodeRuntime, deps: AgentDeps
 ) -> Steps[None]:
     """Store a successful run's request, result and observations in long-term memory.
 
@@ -477,7 +479,7 @@ def remember(
         emit(runtime, failed.to_event(), state)
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: AskUpdate) -> tuple[Outcome, str]:
     """Classify a final node's update by its output contract."""
     output = update.get("output") or {}
     error = output.get("error") or {}

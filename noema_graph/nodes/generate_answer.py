@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage, BaseMessage
-from langgraph.runtime import Runtime
 
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError, RunTimeout
@@ -13,14 +10,14 @@ from noema_graph.events import ErrorEvent
 from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.nodes.finalize import announce, validate_result
 from noema_graph.nodes.finalize import outcome as finalize_outcome
 from noema_graph.nodes.llm import as_ai_message, call_model, usage_of
 from noema_graph.nodes.output import build_output
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import ANSWER
-from noema_graph.state.agent import AskState
+from noema_graph.state.agent import AgentState, AskState, AskUpdate
 from noema_graph.state.models import HookFailure, ReasoningStep, StopReason, Usage
 from noema_graph.state.reducers import apply_update
 
@@ -34,11 +31,11 @@ def _prompt(state: AskState, deps: AgentDeps) -> list[BaseMessage]:
 
 def _finish(
     state: AskState,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     response: AIMessage | LLMError | RunTimeout | HookFailure,
     seconds: float,
-) -> dict[str, Any]:
+) -> AskUpdate:
     reason: StopReason | None
     if isinstance(response, HookFailure):
         text, usage, reason = "", Usage(), response.code
@@ -61,22 +58,20 @@ def _finish(
         observation=text[:2000],
         round=1,
     )
-    update: dict[str, Any] = {
+    update: AskUpdate = {
         "messages": [AIMessage(content=text)] if text else [],
         "trace": [step],
         "usage": usage,
         "elapsed_s": seconds,
         "llm_error": state.get("llm_error"),
     }
-    final = {**apply_update(AskState, state, update), "iteration": 1}
+    final: AgentState = {**apply_update(AskState, state, update), "iteration": 1}
     output = build_output(final, deps.config, result=result, validated=validated, reason=reason)
     announce(runtime, state, output.model_dump(mode="json"))
     return {**update, "output": output.model_dump(mode="json")}
 
 
-def generate_answer(
-    state: AskState, runtime: Runtime[Any], deps: AgentDeps
-) -> Steps[dict[str, Any]]:
+def generate_answer(state: AskState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AskUpdate]:
     """Answer the question with the model alone: no tools are bound.
 
     Reads: messages, memory_context. Writes: output, messages, trace, usage.

@@ -10,16 +10,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast, overload
 
 from langgraph.errors import GraphBubbleUp
-from langgraph.runtime import Runtime
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import Forbidden, HookVeto
 from noema_graph.events import HookFailed
 from noema_graph.hooks import AGENT, HookCall
 from noema_graph.nodes.common import ctx, emit
+from noema_graph.nodes.deps import NodeRuntime
 from noema_graph.state.models import HookFailure
 from noema_graph.state.output import AgentError, AgentOutput
 
@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 KEPT_ON_FAILURE = ("usage", "elapsed_s")
 
 Stage = Literal["pre_process", "post_process"]
+UpdateT = TypeVar("UpdateT", bound=Mapping[str, object])
 
 
 def _keys(node: str, stage: Stage, *, first: bool, final: bool) -> list[str]:
@@ -45,30 +46,57 @@ def _failure(node: str, stage: Stage, exc: Exception) -> HookFailure:
     return HookFailure(code=code, node=node, stage=stage, message=message)
 
 
+@overload
+def run_hooks(
+    config: AgentConfig,
+    call: HookCall,
+    stage: Literal["pre_process"],
+    update: None,
+    *,
+    first: bool,
+    final: bool,
+) -> tuple[dict[str, object], HookFailure | None]: ...
+
+
+@overload
+def run_hooks(
+    config: AgentConfig,
+    call: HookCall,
+    stage: Literal["post_process"],
+    update: UpdateT,
+    *,
+    first: bool,
+    final: bool,
+) -> tuple[UpdateT, HookFailure | None]: ...
+
+
 def run_hooks(
     config: AgentConfig,
     call: HookCall,
     stage: Stage,
-    update: dict[str, Any] | None,
+    update: Mapping[str, object] | None,
     *,
     first: bool,
     final: bool,
-) -> tuple[dict[str, Any], HookFailure | None]:
-    """Apply the hooks of ``stage``; return the patch (pre) or the new update (post)."""
+) -> tuple[Mapping[str, object], HookFailure | None]:
+    """Apply the hooks of ``stage``; return the patch (pre) or the new update (post).
+
+    A post hook returns the node's update, changed: it is taken as the node's own type.
+    """
     node = call.node
     table = config.hooks.pre_process if stage == "pre_process" else config.hooks.post_process
-    result: dict[str, Any] = {} if update is None else update
+    result: dict[str, object] = {} if update is None else dict(update)
     for key in _keys(node, stage, first=first, final=final):
         for hook in table.get(key, ()):
             try:
                 if update is None:
-                    changed = hook(call)  # type: ignore[call-arg]  # pre hooks take the call only
+                    changed = hook(call)  # pyright: ignore[reportCallIssue]  # a pre hook
                     result = {**result, **(changed or {})}
                     call = HookCall(
                         call.agent, node, MappingProxyType({**call.state, **result}), call.context
                     )
                 else:
-                    changed = hook(call, dict(result))  # type: ignore[call-arg]  # post: call, update
+                    changed = hook(call, dict(result))  # pyright: ignore[reportCallIssue]  # post
                     result = dict(changed) if changed is not None else result
             except GraphBubbleUp:
                 raise
@@ -78,7 +106,7 @@ def run_hooks(
     return result, None
 
 
-def failed_output(output: Mapping[str, Any], failure: HookFailure) -> dict[str, Any]:
+def failed_output(output: Mapping[str, object], failure: HookFailure) -> dict[str, Any]:
     """Return ``output`` turned into a failed contract (the result is dropped)."""
     contract = AgentOutput.model_validate(output)
     error = AgentError(
@@ -100,12 +128,14 @@ def failed_output(output: Mapping[str, Any], failure: HookFailure) -> dict[str, 
     return failed.model_dump(mode="json")
 
 
-def hook_call(config: AgentConfig, node: str, state: Any, runtime: Runtime[Any]) -> HookCall:
+def hook_call(
+    config: AgentConfig, node: str, state: Mapping[str, object], runtime: NodeRuntime
+) -> HookCall:
     """Return what the hooks of ``node`` are told about this execution."""
     return HookCall(config.name, node, MappingProxyType(dict(state)), ctx(runtime))
 
 
-def report(runtime: Runtime[Any], state: Any, failure: HookFailure) -> None:
+def report(runtime: NodeRuntime, state: Mapping[str, object], failure: HookFailure) -> None:
     """Log a hook failure and emit its ``hook_failed`` event."""
     logger.warning("%s hook of %s ended the run: %s", failure.stage, failure.node, failure.message)
     emit(
@@ -117,13 +147,12 @@ def report(runtime: Runtime[Any], state: Any, failure: HookFailure) -> None:
     )
 
 
-def on_failure(update: dict[str, Any], failure: HookFailure, *, final: bool) -> dict[str, Any]:
+def on_failure(update: UpdateT, failure: HookFailure, *, final: bool) -> UpdateT:
     """Return the update of a node whose hook failed: a final node keeps a failed output."""
     if final and "output" in update:
-        return {
-            **update,
-            "output": failed_output(update["output"], failure),
-            "hook_error": failure,
-        }
-    kept = {k: update[k] for k in KEPT_ON_FAILURE if k in update}
-    return {**kept, "hook_error": failure}
+        output = cast(Mapping[str, object], update["output"])  # a final node's contract
+        failed = {**update, "output": failed_output(output, failure), "hook_error": failure}
+    else:
+        kept: dict[str, object] = {k: update.get(k) for k in KEPT_ON_FAILURE if k in update}
+        failed = {**kept, "hook_error": failure}
+    return cast(UpdateT, failed)  # channels of the node's own update, and hook_error

@@ -16,14 +16,14 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import HumanInputError
 from noema_graph.events import HumanInputRequested
 from noema_graph.nodes.common import emit
-from noema_graph.state.agent import ToolTask
+from noema_graph.nodes.deps import NodeRuntime
+from noema_graph.state.agent import AgentState, ToolTask, ToolUpdate
 from noema_graph.state.human import (
     ClarifyRequest,
     ConfirmRequest,
@@ -78,7 +78,7 @@ def pending_approvals(
 
 
 def ask_for_decisions(
-    runtime: Runtime[Any], state: Mapping[str, Any], pending: Sequence[PendingCall]
+    runtime: NodeRuntime, state: AgentState, pending: Sequence[PendingCall]
 ) -> dict[str, Decision]:
     """Pause until the caller answers every pending call; re-ask when an answer is invalid."""
     request = ConfirmRequest(calls=tuple(pending))
@@ -108,7 +108,7 @@ def decision_step(call: PendingCall, decision: Decision, round_: int) -> Reasoni
     )
 
 
-def rejection(task: ToolTask) -> dict[str, Any]:
+def rejection(task: ToolTask) -> ToolUpdate:
     """Answer a call the user rejected (the decision is already in the trace)."""
     call, decision = task["tool_call"], task.get("decision")
     why = f" Reason: {decision.reason}" if decision is not None and decision.reason else ""
@@ -120,7 +120,7 @@ def rejection(task: ToolTask) -> dict[str, Any]:
     }
 
 
-def answer_text(answer: Any) -> str:
+def answer_text(answer: object) -> str:
     """Return a clarify answer as text (blank answers tell the model to assume)."""
     if answer is None:
         return NO_ANSWER
@@ -128,7 +128,7 @@ def answer_text(answer: Any) -> str:
     return text.strip() or NO_ANSWER
 
 
-def clarify(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any]:
+def clarify(task: ToolTask, runtime: NodeRuntime) -> ToolUpdate:
     """Pause with the model's question; the caller's answer becomes the observation."""
     call = task["tool_call"]
     question = str((call.get("args") or {}).get("question") or "").strip()
@@ -154,21 +154,21 @@ AGREED = frozenset({"yes", "y", "ok", "okay", "sure", "confirm", "confirmed", "o
 """First words of an answer that say yes (English, French, Spanish; accents folded)."""
 
 
-def agreed(answer: Any) -> bool:
+def agreed(answer: object) -> bool:
     """Return whether a clarify answer says yes: its first word is one of :data:`AGREED`."""
     folded = unicodedata.normalize("NFKD", answer_text(answer).casefold())
     words = re.findall(r"[a-z]+", "".join(c for c in folded if not unicodedata.combining(c)))
     return bool(words) and words[0] in AGREED
 
 
-def would_change(artifact: Any) -> list[str]:
+def would_change(artifact: object) -> list[str]:
     """Return a dry call's would-be changes (its result's ``would_change`` lines), else []."""
     data = artifact.data if isinstance(artifact, ToolResult) else None
     lines = (data or {}).get("would_change")
     return [str(line) for line in lines] if isinstance(lines, list) else []
 
 
-def confirm_change(task: ToolTask, runtime: Runtime[Any], tool: str, lines: Sequence[str]) -> bool:
+def confirm_change(task: ToolTask, runtime: NodeRuntime, tool: str, lines: Sequence[str]) -> bool:
     """Pause with a question naming the change ``tool`` would make; return the learner's yes.
 
     The request did not clearly ask for it (an uncertain intent decision), so the run asks

@@ -22,16 +22,15 @@ import logging
 import sys
 import time
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TypeVar
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
-from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, Unpack
 
 from noema_graph.effects import Steps, bounded
 from noema_graph.errors import LLMError, NoemaError, TransientModelError
@@ -41,7 +40,7 @@ from noema_graph.models.normalize import normalize_message, normalize_usage
 from noema_graph.models.plain import plain_model, safe_repr, safe_str
 from noema_graph.models.prefix_cache import PrefixCache
 from noema_graph.nodes.common import ctx
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.deps import AgentDeps, ChatRunnable, NodeRuntime
 from noema_graph.prompts import stable_prefix
 from noema_graph.state.models import Usage
 from noema_graph.state.reducers import fold_items
@@ -53,6 +52,14 @@ STRUCTURED_ERRORS: tuple[type[BaseException], ...] = (ValidationError, OutputPar
 FEEDBACK_CHARS = 2_000
 """Characters of a rejected structured answer sent back to the model."""
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class RequestOptions(TypedDict, total=False):
+    """Per-request options of a model call (see :func:`request_options`)."""
+
+    timeout: float
+
 
 def retry_policy(deps: AgentDeps) -> RetryPolicy:
     """Return the node retry policy for transient model errors (``model_retries`` attempts)."""
@@ -63,7 +70,7 @@ def retry_policy(deps: AgentDeps) -> RetryPolicy:
     )
 
 
-def _attempt(runtime: Runtime[Any]) -> int:
+def _attempt(runtime: NodeRuntime) -> int:
     info = getattr(runtime, "execution_info", None)
     return int(getattr(info, "node_attempt", 1) or 1)
 
@@ -74,7 +81,7 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
     Counts that are not believable (text, negative, huge) count as 0 (see
     :func:`~noema_graph.models.normalize.normalize_usage`).
     """
-    meta: dict[str, Any] = normalize_usage(getattr(message, "usage_metadata", None))[0] or {}
+    meta = normalize_usage(getattr(message, "usage_metadata", None))[0] or {}
     prompt, completion = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
     total = int(meta.get("total_tokens", prompt + completion))
     return Usage(
@@ -86,7 +93,7 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
     )
 
 
-def used_call_ids(messages: Iterable[Any]) -> set[str]:
+def used_call_ids(messages: Iterable[object]) -> set[str]:
     """Return the tool-call ids of the AI messages among ``messages`` (the thread so far).
 
     On a history the reducers returned, the ids are folded as it grows, not rescanned.
@@ -99,12 +106,12 @@ def used_call_ids(messages: Iterable[Any]) -> set[str]:
     return ids
 
 
-def _add_call_ids(ids: set[str], message: Any) -> None:
+def _add_call_ids(ids: set[str], message: object) -> None:
     if isinstance(message, AIMessage):
         ids.update(str(c.get("id")) for c in message.tool_calls)
 
 
-def as_ai_message(response: Any, used: Collection[str] = ()) -> AIMessage:
+def as_ai_message(response: object, used: Collection[str] = ()) -> AIMessage:
     """Return a chat model response as an AIMessage fit for state: the normalisation boundary.
 
     Whatever the model returned, the message has text or plain blocks as content, tool
@@ -130,7 +137,7 @@ def _passes_through(exc: Exception, answer_errors: tuple[type[BaseException], ..
     return isinstance(exc, own) or is_unfinished_answer(exc)
 
 
-def chat_model_of(runnable: Any) -> BaseChatModel | None:
+def chat_model_of(runnable: object) -> BaseChatModel | None:
     """Return the chat model inside ``runnable`` (bindings, sequences, KeepRaw), if any."""
     seen = 0
     while runnable is not None and seen < 8:
@@ -145,7 +152,7 @@ def chat_model_of(runnable: Any) -> BaseChatModel | None:
     return None
 
 
-def request_options(runnable: Any, deadline: float | None) -> dict[str, Any]:
+def request_options(runnable: object, deadline: float | None) -> RequestOptions:
     """Return per-request options: the HTTP timeout of the run's deadline for OpenAI clients.
 
     The bounded call stops waiting at the deadline on its own; the timeout also makes the
@@ -162,7 +169,7 @@ def request_options(runnable: Any, deadline: float | None) -> dict[str, Any]:
     return {"timeout": max(deadline - time.monotonic(), 0.001)}
 
 
-def prefix_cache_of(runnable: Any) -> PrefixCache | None:
+def prefix_cache_of(runnable: object) -> PrefixCache | None:
     """Return the saved-prefix cache of the embedded server ``runnable`` calls, if any."""
     model = chat_model_of(runnable)
     server = server_at(getattr(model, "openai_api_base", None)) if model is not None else None
@@ -170,8 +177,11 @@ def prefix_cache_of(runnable: Any) -> PrefixCache | None:
 
 
 def _invoke(
-    runnable: Runnable[Any, Any], messages: list[BaseMessage], prefix: str, **options: Any
-) -> Any:
+    runnable: ChatRunnable,
+    messages: list[BaseMessage],
+    prefix: str,
+    **options: Unpack[RequestOptions],
+) -> object:
     cache = prefix_cache_of(runnable) if prefix else None
     if cache is not None:
         cache.ensure(prefix)
@@ -179,8 +189,11 @@ def _invoke(
 
 
 async def _ainvoke(
-    runnable: Runnable[Any, Any], messages: list[BaseMessage], prefix: str, **options: Any
-) -> Any:
+    runnable: ChatRunnable,
+    messages: list[BaseMessage],
+    prefix: str,
+    **options: Unpack[RequestOptions],
+) -> object:
     cache = prefix_cache_of(runnable) if prefix else None
     if cache is not None:
         await asyncio.to_thread(cache.ensure, prefix)
@@ -188,14 +201,14 @@ async def _ainvoke(
 
 
 def call_model(
-    runnable: Runnable[Any, Any],
+    runnable: ChatRunnable,
     prompt: Sequence[BaseMessage],
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     *,
     answer_errors: tuple[type[BaseException], ...] = (),
     prefix: str | None = None,
-) -> Steps[Any]:
+) -> Steps[object]:
     """Call ``runnable`` once on ``prompt``; return its response.
 
     On the embedded model, the prompt's stable prefix (``prefix``: text the system message
@@ -239,8 +252,8 @@ def call_model(
 
 
 def parse_structured(
-    response: Any, schema: type[BaseModel], deps: AgentDeps
-) -> tuple[BaseModel | None, Usage, str | None]:
+    response: object, schema: type[ModelT], deps: AgentDeps
+) -> tuple[ModelT | None, Usage, str | None]:
     """Split an ``include_raw`` structured response into (parsed, usage, error)."""
     if not isinstance(response, dict):
         return None, Usage(), f"unexpected structured response {type(response).__name__}"
@@ -277,7 +290,7 @@ def _unparsed(raw: BaseMessage) -> BaseMessage:
     )
 
 
-def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMessage]:
+def feedback(response: object, error: str, schema: type[BaseModel]) -> list[BaseMessage]:
     """Return the rejected answer and why it was rejected, to send back to the model."""
     raw = response.get("raw") if isinstance(response, dict) else None
     said = ""
@@ -296,14 +309,14 @@ def feedback(response: Any, error: str, schema: type[BaseModel]) -> list[BaseMes
 
 def ask_structured(
     model: BaseChatModel,
-    schema: type[BaseModel],
+    schema: type[ModelT],
     prompt: Sequence[BaseMessage],
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     *,
     attempts: int,
     prefix: str | None = None,
-) -> Steps[tuple[BaseModel | None, Usage, list[str]]]:
+) -> Steps[tuple[ModelT | None, Usage, list[str]]]:
     """Ask for ``schema`` up to ``attempts`` times; return (value or None, usage, errors).
 
     A reply that does not validate is sent back with the validation error, so the next
@@ -336,17 +349,17 @@ def ask_structured(
     return None, usage, errors
 
 
-Asked = tuple[BaseModel | None, Usage, list[str]] | LLMError
+Asked = tuple[ModelT | None, Usage, list[str]] | LLMError
 """What :func:`ask_or_error` returns: :func:`ask_structured`'s answer, or why the model failed."""
 
 
 def ask_or_error(
     model: BaseChatModel,
-    schema: type[BaseModel],
+    schema: type[ModelT],
     prompt: Sequence[BaseMessage],
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
-) -> Steps[Asked]:
+) -> Steps[Asked[ModelT]]:
     """Ask for ``schema`` in ``plan_retries`` attempts; a failed model is returned, not raised.
 
     For the nodes that record a model failure as an error step and let the routers end the

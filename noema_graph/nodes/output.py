@@ -16,14 +16,17 @@ Confidence formula (documented in docs/output.md), from the trace alone::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import cast
+
+from pydantic import JsonValue
 
 from noema_graph.config import AgentConfig
 from noema_graph.errors import FORBIDDEN_MESSAGE
 from noema_graph.grounding.recovery import domain_failure
 from noema_graph.nodes.routing import active_seconds
 from noema_graph.state import AgentError, AgentOutput, AgentReasoning
+from noema_graph.state.agent import AgentState
 from noema_graph.state.models import (
     HookFailure,
     ReasoningStep,
@@ -129,7 +132,7 @@ def partial_result(plan: TaskPlan | None) -> str:
 
 
 def unearned(
-    result: Any, validated: bool | None, trace: Sequence[ReasoningStep], config: AgentConfig
+    result: object, validated: bool | None, trace: Sequence[ReasoningStep], config: AgentConfig
 ) -> str | None:
     """Return why a finished run's result does not count as success, or None when it does.
 
@@ -149,12 +152,12 @@ def unearned(
     return None if grounded(trace, config) else "ungrounded"
 
 
-def _refusal(state: Mapping[str, Any]) -> Refusal | None:
+def _refusal(state: AgentState) -> Refusal | None:
     reading: RequestReading | None = state.get("reading")
     return reading.refusal if reading is not None else None
 
 
-def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
+def _details(state: AgentState, reason: StopReason) -> JsonValue:
     if reason == "llm_error":
         return {"llm_error": state.get("llm_error")}
     hook: HookFailure | None = state.get("hook_error")
@@ -163,11 +166,11 @@ def _details(state: Mapping[str, Any], reason: StopReason) -> Any:
     return None
 
 
-def _data(step: ReasoningStep) -> dict[str, Any]:
+def _data(step: ReasoningStep) -> dict[str, JsonValue]:
     """Return a tool step's result data (its ``ToolResult``'s ``data``), else {}."""
     output = step.action.output if step.action is not None else None
     data = output.get("data") if isinstance(output, dict) else None
-    return cast(dict[str, Any], data) if isinstance(data, dict) else {}
+    return cast(dict[str, JsonValue], data) if isinstance(data, dict) else {}
 
 
 def would_change_lines(trace: Sequence[ReasoningStep]) -> list[str]:
@@ -175,8 +178,9 @@ def would_change_lines(trace: Sequence[ReasoningStep]) -> list[str]:
     lines: list[str] = []
     for step in trace:
         data = _data(step) if step.kind == "tool" and step.status == "ok" else {}
-        if data.get("dry_run") and isinstance(data.get("would_change"), list):
-            lines += [str(line) for line in data["would_change"]]
+        would = data.get("would_change")
+        if data.get("dry_run") and isinstance(would, list):
+            lines += [str(line) for line in would]
     return lines
 
 
@@ -208,7 +212,7 @@ def tool_calls(trace: Sequence[ReasoningStep]) -> list[ToolCallRecord]:
 
 
 def _reasoning(
-    state: Mapping[str, Any],
+    state: AgentState,
     config: AgentConfig,
     validated: bool | None,
     reason: StopReason | None,
@@ -238,7 +242,7 @@ def _reasoning(
 
 
 def _metadata(
-    state: Mapping[str, Any], config: AgentConfig, reason: StopReason | None
+    state: AgentState, config: AgentConfig, reason: StopReason | None
 ) -> ExecutionMetadata:
     run: RunInfo = state.get("run") or RunInfo()
     trace: Sequence[ReasoningStep] = state.get("trace") or []
@@ -260,10 +264,10 @@ def _metadata(
 
 
 def build_output(
-    state: Mapping[str, Any],
+    state: AgentState,
     config: AgentConfig,
     *,
-    result: Any,
+    result: object,
     validated: bool | None,
     reason: StopReason | None,
 ) -> AgentOutput:

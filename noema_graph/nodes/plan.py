@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.config import PlannedStep
@@ -28,12 +26,12 @@ from noema_graph.nodes.common import (
     tools_text,
 )
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime, list_tools
 from noema_graph.nodes.llm import ask_or_error
 from noema_graph.nodes.routing import run_timeout
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import PLAN
-from noema_graph.state.agent import AgentState
+from noema_graph.state.agent import AgentState, AgentUpdate, MemoryItem
 from noema_graph.state.models import (
     PlanDraft,
     ReasoningStep,
@@ -50,7 +48,7 @@ FALLBACK_STEP = "Answer the request directly."
 
 
 def _prompt(
-    state: AgentState, deps: AgentDeps, tool_names: str, memory: list[dict[str, Any]]
+    state: AgentState, deps: AgentDeps, tool_names: str, memory: list[MemoryItem]
 ) -> list[BaseMessage]:
     memory_text = ""
     if memory:
@@ -64,7 +62,7 @@ def _prompt(
     return [system_message(deps.config.instructions, system), *state.get("messages", [])]
 
 
-RUN_RESET: dict[str, Any] = {
+RUN_RESET: AgentUpdate = {
     "iteration": 0,
     "replans": 0,
     "last_reflection_at": 0,
@@ -78,7 +76,7 @@ RUN_RESET: dict[str, Any] = {
 """The per-run counters and flags a new run on the thread starts from."""
 
 
-Planned = tuple[Any, Usage, list[str]] | LLMError | RunTimeout
+Planned = tuple[PlanDraft | TaskPlan | None, Usage, list[str]] | LLMError | RunTimeout
 """What planning ended with: the structured answer, a failed model, or the time budget gone."""
 
 
@@ -113,7 +111,7 @@ def default_plan(request: str, steps: Sequence[PlannedStep]) -> tuple[TaskPlan, 
 
 
 def _draft(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps, prompt: list[BaseMessage]
+    state: AgentState, runtime: NodeRuntime, deps: AgentDeps, prompt: list[BaseMessage]
 ) -> Steps[Planned]:
     """Ask the planning model for a draft, unless its profile says it does not plan.
 
@@ -194,14 +192,14 @@ def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str
 
 def _update(
     state: AgentState,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     outcome: Planned,
     seconds: float,
-    memory: list[dict[str, Any]],
+    memory: list[MemoryItem],
     write_tools: set[str],
     reading: RequestReading | None,
-) -> dict[str, Any]:
+) -> AgentUpdate:
     run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
     plan, step, usage = _planned(request, outcome)
@@ -226,16 +224,14 @@ def _update(
     }
 
 
-def _memory(
-    state: AgentState, runtime: Runtime[Any], recalled: MemoryRecall
-) -> list[dict[str, Any]]:
+def _memory(state: AgentState, runtime: NodeRuntime, recalled: MemoryRecall) -> list[MemoryItem]:
     hits, unavailable = recalled
     if unavailable is not None:
         emit(runtime, unavailable.to_event(), state)
     return memory_items(hits)
 
 
-def plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def plan(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Recall memory, then turn the request into a TaskPlan through structured output.
 
     The embedded model is not asked: its plan is one step, the request (see

@@ -54,7 +54,7 @@ def _tools(step: TaskStep) -> tuple[str, ...]:
     return tuple(t.strip() for t in (step.tool or "").split("|") if t.strip())
 
 
-def _made(args: Mapping[str, Any], trace: Sequence[ReasoningStep], tool: str) -> bool:
+def _made(args: Mapping[str, object], trace: Sequence[ReasoningStep], tool: str) -> bool:
     """Return whether a call of ``tool`` in ``trace`` had the arguments ``args``.
 
     A failed or rejected call counts: the step does not wait on a call again.
@@ -268,7 +268,7 @@ def planned_call_message(
     thought = f"{step.description} Every argument is determined: {shown}."
     return AIMessage(
         content=thought,
-        tool_calls=calls,  # type: ignore[arg-type]
+        tool_calls=calls,
         response_metadata={PLANNED: True},
     )
 

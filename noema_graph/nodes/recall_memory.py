@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from noema_graph.effects import Steps
+from noema_graph.memory import MemoryRecall
 from noema_graph.nodes.common import (
     emit,
     memory_items,
@@ -15,14 +13,16 @@ from noema_graph.nodes.common import (
     start_run,
     stopwatch,
 )
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.state.agent import AskState
+from noema_graph.state.agent import AskState, AskUpdate
 from noema_graph.state.models import ReasoningStep, RunInfo, Usage
 from noema_graph.state.reducers import append_steps
 
 
-def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) -> dict[str, Any]:
+def _update(
+    run: RunInfo, runtime: NodeRuntime, recalled: MemoryRecall, seconds: float
+) -> AskUpdate:
     hits, warning = recalled
     if warning is not None:
         emit(runtime, warning.to_event(), {"run": run})
@@ -45,7 +45,7 @@ def _update(run: RunInfo, runtime: Runtime[Any], recalled: Any, seconds: float) 
     }
 
 
-def recall_memory(state: AskState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def recall_memory(state: AskState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AskUpdate]:
     """Recall memories relevant to the question, read-only.
 
     Reads: messages, the Store. Writes: run, memory_context, trace (reset), usage (reset).

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from langgraph.runtime import Runtime
 
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
@@ -15,12 +13,12 @@ from noema_graph.events import ReflectionEvent
 from noema_graph.grounding.recovery import pending_fix
 from noema_graph.nodes.common import emit, latest_request, plan_text, preview, stopwatch
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import ask_or_error
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
+from noema_graph.nodes.llm import Asked, ask_or_error
 from noema_graph.nodes.routing import fix_due, loop_state, repeat_streak
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REFLECT
-from noema_graph.state.agent import AgentState
+from noema_graph.state.agent import AgentState, AgentUpdate
 from noema_graph.state.models import LoopGuard, ReasoningStep, Reflection, Usage
 from noema_graph.state.outcome import Outcome
 
@@ -54,14 +52,14 @@ def _prompt(state: AgentState, deps: AgentDeps, forced: bool) -> list[BaseMessag
 
 def _update(
     state: AgentState,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     deps: AgentDeps,
     forced: bool,
-    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    outcome: Asked[Reflection],
     seconds: float,
-) -> dict[str, Any]:
+) -> AgentUpdate:
     iteration = int(state.get("iteration") or 0)
-    update: dict[str, Any] = {"last_reflection_at": iteration, "elapsed_s": seconds}
+    update: AgentUpdate = {"last_reflection_at": iteration, "elapsed_s": seconds}
     if forced:
         signature, streak = repeat_streak(state.get("trace") or [])
         update["loop_guard"] = LoopGuard(signature=signature or "", streak=streak)
@@ -98,7 +96,7 @@ def _update(
     return {**update, "reflection": reflection, "usage": usage, "trace": [step]}
 
 
-def reflect(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def reflect(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Assess progress and decide: continue, revise or finish.
 
     Reads: plan, trace, iteration. Writes: reflection, last_reflection_at, loop_guard (when
@@ -108,14 +106,14 @@ def reflect(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[
     fix = pending_fix(state.get("trace") or []) if fix_due(state, deps.config) else None
     with stopwatch() as took:
         if fix is not None:  # the error names its fix: follow it, no model needed
-            outcome: tuple[Any, Usage, list[str]] | LLMError = (_follow(fix), Usage(), [])
+            outcome: Asked[Reflection] = (_follow(fix), Usage(), [])
         else:
             prompt = _prompt(state, deps, forced)
             outcome = yield from ask_or_error(deps.model, Reflection, prompt, runtime, deps)
     return _update(state, runtime, deps, forced, outcome, took[0])
 
 
-def _follow(fix: Mapping[str, Any]) -> Reflection:
+def _follow(fix: Mapping[str, object]) -> Reflection:
     """Return the reflection that makes a failed call's named fix the next step."""
     call = f"{fix.get('tool')}({json.dumps(fix.get('args') or {}, sort_keys=True)})"
     return Reflection(
@@ -126,9 +124,9 @@ def _follow(fix: Mapping[str, Any]) -> Reflection:
     )
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: AgentUpdate) -> tuple[Outcome, str]:
     """Classify reflect's update by its typed decision."""
-    reflection: Reflection | None = update.get("reflection")
+    reflection = update.get("reflection")
     if reflection is None:
         return Outcome.SKIP, "no reflection"
     if reflection.decision == "revise":

@@ -9,17 +9,15 @@ answer is routed to each call by its id.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from langchain_core.messages import AIMessage
-from langgraph.runtime import Runtime
 
 from noema_graph.effects import Steps
-from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime, list_tools
 from noema_graph.nodes.human import ask_for_decisions, decision_step, pending_approvals
 from noema_graph.nodes.routing import pending_tool_calls
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.state.agent import AgentState
+from noema_graph.state.agent import AgentState, AgentUpdate
 from noema_graph.state.human import Decision
 from noema_graph.state.outcome import Outcome
 
@@ -34,9 +32,7 @@ def _edited(state: AgentState, decisions: Mapping[str, Decision]) -> list[AIMess
     return [message.model_copy(update={"tool_calls": calls})]
 
 
-def review_tools(
-    state: AgentState, runtime: Runtime[Any], deps: AgentDeps
-) -> Steps[dict[str, Any]]:
+def review_tools(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Ask the user to approve, reject or edit the pending calls that need approval.
 
     Reads: messages (the last AI message's calls). Writes: tool_decisions (by call id),
@@ -57,7 +53,7 @@ def review_tools(
     }
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: AgentUpdate) -> tuple[Outcome, str]:
     """Classify review_tools' update by the decisions taken."""
     decisions: Mapping[str, Decision] = update.get("tool_decisions") or {}
     if not decisions:

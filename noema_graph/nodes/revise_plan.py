@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from langgraph.runtime import Runtime
 
 from noema_graph.effects import Steps
 from noema_graph.errors import LLMError
@@ -14,13 +13,13 @@ from noema_graph.events import PlanRevised
 from noema_graph.grounding.recovery import pending_fix
 from noema_graph.nodes.common import emit, stopwatch
 from noema_graph.nodes.common import system as system_message
-from noema_graph.nodes.deps import AgentDeps
-from noema_graph.nodes.llm import ask_or_error
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
+from noema_graph.nodes.llm import Asked, ask_or_error
 from noema_graph.nodes.plan import MAX_PLAN_STEPS
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import REVISE
-from noema_graph.state.agent import AgentState
-from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep, Usage
+from noema_graph.state.agent import AgentState, AgentUpdate
+from noema_graph.state.models import PlanDraft, ReasoningStep, TaskPlan, TaskStep
 from noema_graph.state.outcome import Outcome
 
 
@@ -53,13 +52,13 @@ def revised(plan: TaskPlan, draft: PlanDraft) -> TaskPlan:
 
 def _update(
     state: AgentState,
-    runtime: Runtime[Any],
-    outcome: tuple[Any, Usage, list[str]] | LLMError,
+    runtime: NodeRuntime,
+    outcome: Asked[PlanDraft],
     seconds: float,
-) -> dict[str, Any]:
+) -> AgentUpdate:
     replans = int(state.get("replans") or 0) + 1
     plan = state.get("plan") or TaskPlan(goal="")
-    update: dict[str, Any] = {"replans": replans, "elapsed_s": seconds}
+    update: AgentUpdate = {"replans": replans, "elapsed_s": seconds}
     if isinstance(outcome, LLMError):
         step = ReasoningStep(
             kind="error", thought=f"plan revision failed: {outcome}", status="error"
@@ -79,7 +78,7 @@ def _update(
 
 
 def _announced(
-    state: AgentState, runtime: Runtime[Any], plan: TaskPlan, replans: int, thought: str
+    state: AgentState, runtime: NodeRuntime, plan: TaskPlan, replans: int, thought: str
 ) -> ReasoningStep:
     """Emit the revised plan as a ``plan_revised`` event; return its trace step."""
     steps = [s.description for s in plan.steps]
@@ -92,7 +91,7 @@ def _announced(
     )
 
 
-def revise_plan(state: AgentState, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def revise_plan(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[AgentUpdate]:
     """Ask for a revised TaskPlan that keeps the completed steps.
 
     Reads: plan, reflection. Writes: plan, replans, usage, trace.
@@ -127,8 +126,8 @@ def with_fix_step(plan: TaskPlan, fix: Mapping[str, Any]) -> TaskPlan:
 
 
 def _with_fix(
-    state: AgentState, runtime: Runtime[Any], plan: TaskPlan, fix: Mapping[str, Any]
-) -> dict[str, Any]:
+    state: AgentState, runtime: NodeRuntime, plan: TaskPlan, fix: Mapping[str, Any]
+) -> AgentUpdate:
     """Make the fix a failed call's error names the next step (no model call)."""
     replans = int(state.get("replans") or 0) + 1
     new_plan = with_fix_step(plan, fix)
@@ -137,7 +136,7 @@ def _with_fix(
     return {"replans": replans, "plan": new_plan, "trace": [step]}
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: object) -> tuple[Outcome, str]:
     """Classify revise_plan's update: the plan was revised (a replan)."""
     del update
     return Outcome.REPLAN, "plan revised"

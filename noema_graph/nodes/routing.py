@@ -8,7 +8,7 @@ a decision; nothing reads a clock, a model or a file. Every limit ends the run i
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -19,6 +19,7 @@ from noema_graph.context import RunContext
 from noema_graph.grounding import Seen, seen_in
 from noema_graph.grounding.recovery import REPEATED_FAILURE, add_failure, last_failure, pending_fix
 from noema_graph.grounding.sources import result_data
+from noema_graph.state.agent import RouteState
 from noema_graph.state.models import (
     LoopGuard,
     ReasoningStep,
@@ -40,7 +41,7 @@ AfterReflect = Literal["revise_plan", "execute_step", "finalize"]
 Next = Literal["execute_step", "reflect", "finalize"]
 
 
-def active_seconds(state: Mapping[str, Any]) -> float:
+def active_seconds(state: RouteState) -> float:
     """Return the run's active time: node time plus tool time (a concurrent group counts once).
 
     Both are running totals kept in state (``elapsed_s``, ``tool_time``): nothing is rescanned.
@@ -57,7 +58,7 @@ def run_timeout(config: AgentConfig, context: RunContext | None = None) -> float
 
 
 def time_left(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: RouteState, config: AgentConfig, context: RunContext | None = None
 ) -> float | None:
     """Return the seconds of active time the run may still spend (None: no time budget)."""
     timeout = run_timeout(config, context)
@@ -91,7 +92,7 @@ def repeat_streak(trace: Sequence[ReasoningStep]) -> tuple[str | None, int]:
     return signature, streak
 
 
-def loop_state(state: Mapping[str, Any], config: AgentConfig) -> Literal["ok", "reflect", "stop"]:
+def loop_state(state: RouteState, config: AgentConfig) -> Literal["ok", "reflect", "stop"]:
     """Classify repeated identical tool calls.
 
     ``loop_threshold`` identical calls in a row force one reflection; one more identical call
@@ -107,7 +108,7 @@ def loop_state(state: Mapping[str, Any], config: AgentConfig) -> Literal["ok", "
 
 
 def budget_reason(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: RouteState, config: AgentConfig, context: RunContext | None = None
 ) -> StopReason | None:
     """Return the first exhausted limit (cancel, time, tokens, cost, steps, iterations)."""
     ctx = context or RunContext()
@@ -138,7 +139,7 @@ def budget_reason(
     return reason
 
 
-def fix_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
+def fix_due(state: RouteState, config: AgentConfig) -> bool:
     """Return True when the latest failed call names a fix the run has not followed yet.
 
     The fix becomes the next plan step (through reflect and revise_plan) while replans remain.
@@ -152,7 +153,7 @@ def fix_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
     return fix is not None and not (step is not None and step.tool == fix.get("tool"))
 
 
-def repeated_failure(state: Mapping[str, Any], config: AgentConfig) -> bool:
+def repeated_failure(state: RouteState, config: AgentConfig) -> bool:
     """Return True when the latest call repeated a failed one and no fix is left to follow."""
     failed = last_failure(state.get("trace") or ())
     return (
@@ -161,7 +162,7 @@ def repeated_failure(state: Mapping[str, Any], config: AgentConfig) -> bool:
 
 
 def stop_reason(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: RouteState, config: AgentConfig, context: RunContext | None = None
 ) -> StopReason | None:
     """Return why the run must stop now: an exhausted limit or a confirmed loop.
 
@@ -174,14 +175,14 @@ def stop_reason(
     return reason
 
 
-def reflection_due(state: Mapping[str, Any], config: AgentConfig) -> bool:
+def reflection_due(state: RouteState, config: AgentConfig) -> bool:
     """Return True when ``reflection_interval`` iterations passed since the last reflection."""
     iteration = int(state.get("iteration") or 0)
     last = int(state.get("last_reflection_at") or 0)
     return iteration > 0 and iteration - last >= config.reflection_interval
 
 
-def pending_calls(state: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+def pending_calls(state: RouteState) -> list[tuple[int, dict[str, Any]]]:
     """Return (position in the message, call) for each unanswered call of the last AI message."""
     messages = state.get("messages") or []
     answered: set[str] = set()
@@ -196,19 +197,19 @@ def pending_calls(state: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return []
 
 
-def pending_tool_calls(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def pending_tool_calls(state: RouteState) -> list[dict[str, Any]]:
     """Return the last AI message's tool calls that have no ToolMessage yet."""
     return [call for _, call in pending_calls(state)]
 
 
-def plan_complete(state: Mapping[str, Any]) -> bool:
+def plan_complete(state: RouteState) -> bool:
     """Return True when the plan exists and is complete."""
     plan: TaskPlan | None = state.get("plan")
     return plan is not None and plan.is_complete
 
 
 def route_before_model(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: RouteState, config: AgentConfig, context: RunContext | None = None
 ) -> PreModel:
     """Decide whether the model may be called now.
 
@@ -226,9 +227,7 @@ def route_before_model(
     return "call_model"
 
 
-def route_next(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
-) -> Next:
+def route_next(state: RouteState, config: AgentConfig, context: RunContext | None = None) -> Next:
     """Route after plan, revise_plan or the last tool result of a message.
 
     Routes to: execute_step when the model may be called, else reflect or finalize.
@@ -238,7 +237,7 @@ def route_next(
 
 
 def _tool_group(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None, safe: Container[str]
+    state: RouteState, config: AgentConfig, context: RunContext | None, safe: Container[str]
 ) -> list[Send] | None:
     """Return the Send of the next group of pending calls, or None (none, or a limit ran out)."""
     pending = pending_calls(state)
@@ -249,7 +248,7 @@ def _tool_group(
 
 
 def route_after_execute(
-    state: Mapping[str, Any],
+    state: RouteState,
     config: AgentConfig,
     context: RunContext | None = None,
     safe: Container[str] = frozenset(),
@@ -269,7 +268,7 @@ def route_after_execute(
 
 
 def route_after_tools(
-    state: Mapping[str, Any],
+    state: RouteState,
     config: AgentConfig,
     context: RunContext | None = None,
     safe: Container[str] = frozenset(),
@@ -283,12 +282,12 @@ def route_after_tools(
     return _tool_group(state, config, context, safe) or route_next(state, config, context)
 
 
-def _add_human(latest: list[str], message: Any) -> None:
+def _add_human(latest: list[str], message: object) -> None:
     if isinstance(message, HumanMessage):
         latest[0] = message.text
 
 
-def latest_human_text(messages: Sequence[Any]) -> str:
+def latest_human_text(messages: Sequence[object]) -> str:
     """Return the text of the last human message (folded as the history grows, not rescanned)."""
     return fold_items(messages, "latest_human", lambda: [""], _add_human, list)[0]
 
@@ -340,7 +339,7 @@ def failed_so_far(
     return dict(failed)
 
 
-def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> dict[str, Any]:
+def grounding_of(state: RouteState, read_only: Container[str] = ()) -> dict[str, Any]:
     """Return what travels with a group of calls so the tool node can refuse bad ones.
 
     ``reading``: what the request asks (a write it does not back is refused);
@@ -365,7 +364,7 @@ def grounding_of(state: Mapping[str, Any], read_only: Container[str] = ()) -> di
 
 
 def tool_sends(
-    state: Mapping[str, Any],
+    state: RouteState,
     group: Sequence[tuple[int, dict[str, Any]]],
     seconds_left: float | None = None,
     read_only: Container[str] = (),
@@ -405,7 +404,7 @@ def tool_sends(
 
 
 def route_after_reflect(
-    state: Mapping[str, Any], config: AgentConfig, context: RunContext | None = None
+    state: RouteState, config: AgentConfig, context: RunContext | None = None
 ) -> AfterReflect:
     """Route on the typed reflection decision, never on text.
 

@@ -9,27 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from langgraph.runtime import Runtime
+from typing import Generic, TypeVar
 
 from noema_graph.effects import Steps
-from noema_graph.nodes.deps import AgentDeps
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime
 from noema_graph.state.outcome import Outcome
 
-Body = Callable[[Any, Runtime[Any], AgentDeps], Steps[dict[str, Any]]]
-OutcomeRule = Callable[[Mapping[str, Any]], tuple[Outcome, str]]
-AfterRun = Callable[[Any, dict[str, Any], Runtime[Any], AgentDeps], Steps[None]]
+StateT = TypeVar("StateT", bound=Mapping[str, object])
+"""What a node reads: its graph's state, or the payload it is sent (a tool group)."""
+UpdateT = TypeVar("UpdateT", bound=Mapping[str, object])
+"""What a node writes: a partial update of its graph's state (``AgentUpdate``, ``AskUpdate``
+or ``ToolUpdate``)."""
+
+Body = Callable[[StateT, NodeRuntime, AgentDeps], Steps[UpdateT]]
+OutcomeRule = Callable[[UpdateT], tuple[Outcome, str]]
+AfterRun = Callable[[StateT, UpdateT, NodeRuntime, AgentDeps], Steps[None]]
 
 
-def succeeded(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def succeeded(update: object) -> tuple[Outcome, str]:
     """Outcome rule of nodes that either succeed or raise."""
     del update
     return Outcome.SUCCESS, ""
 
 
 @dataclass(frozen=True)
-class NodeSpec:
+class NodeSpec(Generic[StateT, UpdateT]):
     """A node: its body (a step generator), its outcome rule, whether it calls the model.
 
     ``after`` runs once the node's update is final (after its post hooks): the run-end
@@ -37,10 +41,10 @@ class NodeSpec:
     themselves, per item (``tool_node``: each hook sees one tool call).
     """
 
-    body: Body
-    outcome: OutcomeRule = succeeded
+    body: Body[StateT, UpdateT]
+    outcome: OutcomeRule[UpdateT] = succeeded
     calls_model: bool = False
-    after: AfterRun | None = None
+    after: AfterRun[StateT, UpdateT] | None = None
     own_hooks: bool = False
 
     @property

@@ -16,7 +16,6 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
-from langgraph.runtime import Runtime
 from pydantic_core import to_jsonable_python
 
 from noema_graph.context import RunContext, RunScope, run_scope
@@ -39,12 +38,12 @@ from noema_graph.nodes.common import (
     thread_id,
     user_of,
 )
-from noema_graph.nodes.deps import AgentDeps, list_tools
+from noema_graph.nodes.deps import AgentDeps, NodeRuntime, list_tools
 from noema_graph.nodes.hooks import hook_call, on_failure, report, run_hooks
 from noema_graph.nodes.human import clarify, confirm_change, rejection, would_change
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.state.agent import ToolGroup, ToolTask
-from noema_graph.state.models import ReasoningStep, ToolAction, ToolTime, Usage
+from noema_graph.state.agent import ToolGroup, ToolTask, ToolUpdate
+from noema_graph.state.models import ReasoningStep, StepKind, ToolAction, ToolTime, Usage
 from noema_graph.state.outcome import Outcome
 from noema_graph.storage.ledger import LedgerStatus, claim, needs_ledger, settle
 from noema_graph.tools.arguments import check_arguments
@@ -58,7 +57,7 @@ CUT_BY_CANCEL = "Interrupted: the run was cancelled during this call."
 """The observation of a call the run's cancel cut short (it runs again on resume)."""
 
 
-def _human(task: ToolTask, runtime: Runtime[Any]) -> dict[str, Any] | None:
+def _human(task: ToolTask, runtime: NodeRuntime) -> ToolUpdate | None:
     """Answer a call the user rejected, or pause on an ask_user call; None otherwise."""
     decision = task.get("decision")
     if decision is not None and decision.action == "reject":
@@ -79,7 +78,7 @@ def _call_id(task: ToolTask) -> str:
 
 
 def _refusal(
-    task: ToolTask, tools: Mapping[str, BaseTool], deps: AgentDeps, runtime: Runtime[Any]
+    task: ToolTask, tools: Mapping[str, BaseTool], deps: AgentDeps, runtime: NodeRuntime
 ) -> str | None:
     """Return why the call must not run, or None when it may."""
     name = _name(task)
@@ -113,18 +112,18 @@ def _error_info(message: ToolMessage) -> tuple[str | None, dict[str, Any] | None
 def _result(
     task: ToolTask,
     message: ToolMessage,
-    kind: str,
+    kind: StepKind,
     span: Span,
-    runtime: Runtime[Any],
+    runtime: NodeRuntime,
     error: tuple[str | None, dict[str, Any] | None] | None = None,
-) -> dict[str, Any]:
+) -> ToolUpdate:
     call, seconds = task["tool_call"], span.seconds
     call_id, name = _call_id(task), _name(task)
     status = "error" if message.status == "error" else "ok"
     error_type, fix = error if error is not None else _error_info(message)
     full = message.artifact if message.artifact is not None else message.content
     step = ReasoningStep(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         thought=task["thought"],
         action=ToolAction(  # plain: a checkpoint cannot hold 2**70 or an arbitrary object
             tool=name,
@@ -152,7 +151,7 @@ def _result(
         ),
         task,
     )
-    update: dict[str, Any] = {"messages": [message], "trace": [step]}
+    update: ToolUpdate = {"messages": [message], "trace": [step]}
     if (child := child_usage(message.artifact)) is not None:
         update["usage"] = child
     return update
@@ -162,13 +161,13 @@ def _thread(task: ToolTask) -> str:
     return thread_id() or task["run_id"]
 
 
-def _run_context(runtime: Runtime[Any]) -> RunContext:
+def _run_context(runtime: NodeRuntime) -> RunContext:
     """Return the run's context naming its learner (a subagent's run inherits it)."""
     context, user = ctx(runtime), user_of(runtime)
     return context if user is None or context.user_id == user else replace(context, user_id=user)
 
 
-def _scope(task: ToolTask, runtime: Runtime[Any], *, dry: bool = False) -> RunScope:
+def _scope(task: ToolTask, runtime: NodeRuntime, *, dry: bool = False) -> RunScope:
     step, checkpoint = run_position()
     return RunScope(
         trace_id=task["trace_id"],
@@ -183,7 +182,7 @@ def _scope(task: ToolTask, runtime: Runtime[Any], *, dry: bool = False) -> RunSc
 
 
 def _injected(
-    tool: BaseTool, given: Any, runtime: Runtime[Any]
+    tool: BaseTool, given: Any, runtime: NodeRuntime
 ) -> tuple[Any, dict[str, Any], ToolFailure | None]:
     """Split a call's arguments: the model's (its injected ones dropped) and the run's.
 
@@ -192,7 +191,7 @@ def _injected(
     injected = injected_of(tool)
     if injected is None or not isinstance(given, dict):
         return given, {}, None
-    own = without(given, injected.fields)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    own = without(given, injected.fields)
     try:
         return own, dict(injected.supply(user_of(runtime))), None
     except ToolFailure as failure:
@@ -203,7 +202,7 @@ def _error_message(task: ToolTask, text: str) -> ToolMessage:
     return ToolMessage(text, tool_call_id=_call_id(task), name=_name(task), status="error")
 
 
-def _as_message(task: ToolTask, output: Any) -> ToolMessage:
+def _as_message(task: ToolTask, output: object) -> ToolMessage:
     if isinstance(output, ToolMessage):
         return output
     return ToolMessage(preview(output, 100_000), tool_call_id=_call_id(task), name=_name(task))
@@ -229,8 +228,8 @@ def timeout_of(tool: BaseTool, deps: AgentDeps) -> float | None:
 
 
 def _invoke(
-    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps, *, dry: bool = False
-) -> Steps[Any]:
+    tool: BaseTool, task: ToolTask, runtime: NodeRuntime, deps: AgentDeps, *, dry: bool = False
+) -> Steps[object]:
     """Run the tool within its call timeout and the run's abort switch (``dry``: run dry)."""
     payload = {**task["tool_call"], "type": "tool_call"}
     with run_scope(_scope(task, runtime, dry=dry)):
@@ -245,7 +244,7 @@ def _invoke(
 
 
 def _run(
-    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps, *, dry: bool = False
+    tool: BaseTool, task: ToolTask, runtime: NodeRuntime, deps: AgentDeps, *, dry: bool = False
 ) -> Steps[ToolMessage]:
     """Run one call under the ledger; every failure the tool may have is an observation.
 
@@ -279,19 +278,19 @@ def _run(
 
 
 def _hooked(
-    task: ToolTask, tools: Mapping[str, BaseTool], runtime: Runtime[Any], deps: AgentDeps
-) -> Steps[tuple[dict[str, Any], float]]:
+    task: ToolTask, tools: Mapping[str, BaseTool], runtime: NodeRuntime, deps: AgentDeps
+) -> Steps[tuple[ToolUpdate, float]]:
     """Run one call inside the ``tool_node`` hooks: each hook sees this one call."""
     config = deps.config
     call = hook_call(config, "tool_node", task, runtime)
     patch, failure = run_hooks(config, call, "pre_process", None, first=False, final=False)
     if failure is None:
-        task = {**task, **patch}  # type: ignore[typeddict-item]  # a hook may rewrite the call
+        task = {**task, **patch}  # pyright: ignore[reportAssignmentType]  # a hook may rewrite it
         update, seconds = yield from _one(task, tools, runtime, deps)
         call = hook_call(config, "tool_node", task, runtime)
         update, failure = run_hooks(config, call, "post_process", update, first=False, final=False)
     else:
-        update, seconds = {}, 0.0
+        update, seconds = ToolUpdate(), 0.0
     if failure is not None:
         report(runtime, task, failure)
         update = on_failure(update, failure, final=False)
@@ -299,8 +298,8 @@ def _hooked(
 
 
 def _one(
-    task: ToolTask, tools: Mapping[str, BaseTool], runtime: Runtime[Any], deps: AgentDeps
-) -> Steps[tuple[dict[str, Any], float]]:
+    task: ToolTask, tools: Mapping[str, BaseTool], runtime: NodeRuntime, deps: AgentDeps
+) -> Steps[tuple[ToolUpdate, float]]:
     """Run one call of a group; return its update and how long it took."""
     if (answered := _human(task, runtime)) is not None:
         return answered, 0.0
@@ -335,7 +334,7 @@ def _one(
 
 
 def _previewed(
-    tool: BaseTool, task: ToolTask, runtime: Runtime[Any], deps: AgentDeps
+    tool: BaseTool, task: ToolTask, runtime: NodeRuntime, deps: AgentDeps
 ) -> Steps[ToolMessage]:
     """Run the change an unclear request most likely asks for: dry, or after a yes.
 
@@ -382,7 +381,7 @@ def _ungrounded(
     return None, (None, None)
 
 
-def tool_node(group: ToolGroup, runtime: Runtime[Any], deps: AgentDeps) -> Steps[dict[str, Any]]:
+def tool_node(group: ToolGroup, runtime: NodeRuntime, deps: AgentDeps) -> Steps[ToolUpdate]:
     """Run a group of tool calls and answer each with a ToolMessage, in message order.
 
     Reads: the ToolGroup payload of a Send (one call, or consecutive concurrency-safe calls,
@@ -400,7 +399,7 @@ def tool_node(group: ToolGroup, runtime: Runtime[Any], deps: AgentDeps) -> Steps
     else:
         results = yield gather([_hooked(task, tools, runtime, deps) for task in tasks])
     slowest = max((seconds for _, seconds in results), default=0.0)
-    update: dict[str, Any] = {
+    update: ToolUpdate = {
         "messages": [m for u, _ in results for m in u.get("messages", [])],
         "trace": [s for u, _ in results for s in u.get("trace", [])],
         "tool_time": ToolTime(group=group["group"], group_max=slowest, total=slowest),
@@ -408,13 +407,13 @@ def tool_node(group: ToolGroup, runtime: Runtime[Any], deps: AgentDeps) -> Steps
     usages = [u["usage"] for u, _ in results if "usage" in u]
     if usages:
         update["usage"] = sum(usages, Usage())
-    failures = [u["hook_error"] for u, _ in results if u.get("hook_error") is not None]
+    failures = [f for u, _ in results if (f := u.get("hook_error")) is not None]
     if failures:
         update["hook_error"] = failures[0]
     return update
 
 
-def outcome(update: Mapping[str, Any]) -> tuple[Outcome, str]:
+def outcome(update: ToolUpdate) -> tuple[Outcome, str]:
     """Classify tool_node's update: clarified, rejected, failed (loop back) or ran."""
     steps = update.get("trace") or []
     messages = update.get("messages") or []

@@ -15,7 +15,7 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO
 
 from noema_graph.observability.redact import scrub
 
@@ -46,17 +46,17 @@ EVENT_FIELDS: tuple[str, ...] = (
     "execution_time_ms",
     "iterations",
 )
-_FIELDS: ContextVar[Mapping[str, Any] | None] = ContextVar("noema_log_fields", default=None)
+_FIELDS: ContextVar[Mapping[str, object] | None] = ContextVar("noema_log_fields", default=None)
 _HANDLER_NAME = "noema_graph.observability"
 
 
-def current_fields() -> Mapping[str, Any]:
+def current_fields() -> Mapping[str, object]:
     """Return the run fields of the node in progress (empty outside a run)."""
     return _FIELDS.get() or {}
 
 
 @contextmanager
-def log_fields(fields: Mapping[str, Any]) -> Generator[Mapping[str, Any]]:
+def log_fields(fields: Mapping[str, object]) -> Generator[Mapping[str, object]]:
     """Make ``fields`` the run fields of every record logged inside the block."""
     token = _FIELDS.set(fields)
     try:
@@ -95,7 +95,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """Return ``record`` as a JSON line."""
-        payload: dict[str, Any] = {
+        payload: dict[str, object] = {
             "timestamp": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname,
             "logger": record.name,

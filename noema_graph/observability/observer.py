@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
@@ -26,6 +25,7 @@ from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, TracerProvider
 
 from noema_graph.config import AgentConfig
+from noema_graph.context import RunContext
 from noema_graph.errors import TransientModelError
 from noema_graph.observability.logs import log_fields
 from noema_graph.observability.metrics import MetricsRegistry, default_registry
@@ -134,8 +134,8 @@ class Observer:
         self,
         info: GraphInfo,
         name: str,
-        state: Any,
-        runtime: Runtime[Any],
+        state: Mapping[str, object],
+        runtime: Runtime[RunContext],
         config: RunnableConfig,
     ) -> Generator[NodeCall | None]:
         """Open a NodeCall around one node execution (None when instrumentation failed).
@@ -203,7 +203,7 @@ class Observer:
         if run is not None:
             run.span.end()
 
-    def step_of(self, trace_id: str, trace_so_far: Sequence[Any] | None) -> int:
+    def step_of(self, trace_id: str, trace_so_far: Sequence[object] | None) -> int:
         """Return the number of reasoning steps run ``trace_id`` has recorded so far."""
         with self._lock:
             if trace_so_far is not None:
@@ -217,7 +217,7 @@ class Observer:
                 self._steps[trace_id] = self._steps.get(trace_id, 0) + steps
 
 
-def _safely(fn: Callable[..., None], *args: Any) -> None:
+def _safely(fn: Callable[..., None], *args: object) -> None:
     """Call ``fn``; an instrumentation error is logged as a warning, never raised."""
     try:
         fn(*args)

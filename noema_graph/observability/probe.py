@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from opentelemetry import trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
-from noema_graph.context import context_of, current_scope
+from noema_graph.context import RunContext, context_of, current_scope
 from noema_graph.observability.metrics import MetricsRegistry
 from noema_graph.observability.redact import SensitiveTools, scrub
 from noema_graph.observability.tracing import active_trace_id, fail_span
@@ -77,7 +77,7 @@ def _unwrap(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-def _awaited(value: Any) -> dict[str, Any]:
+def _awaited(value: object) -> dict[str, object]:
     """Return what one interrupt waits for: its type and call ids/tools, never arguments."""
     if not isinstance(value, Mapping):
         return {"type": "input"}
@@ -91,7 +91,9 @@ def _awaited(value: Any) -> dict[str, Any]:
     return {"type": str(value.get("type") or "input"), "call_id": value.get("call_id")}
 
 
-def _trace_id(entry: bool, state: Any, runtime: Runtime[Any]) -> tuple[str, str, Runtime[Any]]:
+def _trace_id(
+    entry: bool, state: Any, runtime: Runtime[RunContext]
+) -> tuple[str, str, Runtime[RunContext]]:
     """Return (trace id, run id, runtime); an entry node gets a trace id in its context."""
     ctx = context_of(runtime.context)
     if entry:
@@ -126,7 +128,7 @@ class Observer(Protocol):
         """Close the span of run ``trace_id`` if it is open."""
         ...
 
-    def step_of(self, trace_id: str, trace_so_far: Sequence[Any] | None) -> int:
+    def step_of(self, trace_id: str, trace_so_far: Sequence[object] | None) -> int:
         """Return the number of reasoning steps run ``trace_id`` has recorded so far."""
         ...
 
@@ -144,7 +146,7 @@ class NodeCall:
         info: GraphInfo,
         name: str,
         state: Any,
-        runtime: Runtime[Any],
+        runtime: Runtime[RunContext],
         config: RunnableConfig,
     ) -> None:
         """Resolve the run's ids, open spans, and log the run start or the tool call."""
@@ -213,7 +215,12 @@ class NodeCall:
         )
 
     def log(
-        self, level: int, msg: str, *args: Any, exc_info: BaseException | None = None, **extra: Any
+        self,
+        level: int,
+        msg: str,
+        *args: object,
+        exc_info: BaseException | None = None,
+        **extra: object,
     ) -> None:
         """Log through ``noema_graph.run`` with the run fields (and ``extra``) on the record."""
         logger.log(level, msg, *args, exc_info=exc_info, extra={**self.fields, **extra})

@@ -53,10 +53,10 @@ def redact_args(value: Any, extra: Iterable[str] = ()) -> Any:
     if isinstance(value, Mapping):
         return {
             str(k): MASK if (is_secret_name(str(k)) or k in names) else redact_args(v, names)
-            for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact_args(v, names) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [redact_args(v, names) for v in value]
     if isinstance(value, str):
         return scrub(value)
     return value
@@ -154,7 +154,7 @@ class SensitiveTools:
             self.whole.add(tool.name)
         names = meta.get("sensitive_args")
         if isinstance(names, list | tuple | set | frozenset):
-            self.args[tool.name] = frozenset(str(n) for n in names)  # pyright: ignore[reportUnknownVariableType]
+            self.args[tool.name] = frozenset(str(n) for n in names)
 
     def redact(self, tool: str, args: Any) -> Any:
         """Return ``args`` of a call to ``tool`` as they may be logged."""

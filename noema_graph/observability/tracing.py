@@ -126,7 +126,7 @@ class OtelCallbackHandler(BaseCallbackHandler):
         self.agent = agent
         self.cost = cost
 
-    def _open(self, run_id: UUID, name: str, kind: SpanKind, attrs: dict[str, Any]) -> None:
+    def _open(self, run_id: UUID, name: str, kind: SpanKind, attrs: dict[str, str | int]) -> None:
         with _OPEN_LOCK:
             if run_id in _OPEN:
                 return
@@ -141,11 +141,11 @@ class OtelCallbackHandler(BaseCallbackHandler):
 
     def on_chat_model_start(
         self,
-        serialized: dict[str, Any],
+        serialized: dict[str, object],
         messages: list[list[BaseMessage]],
         *,
         run_id: UUID,
-        metadata: dict[str, Any] | None = None,
+        metadata: dict[str, object] | None = None,
         **kwargs: Any,
     ) -> None:
         """Open the model call's span."""
@@ -161,7 +161,7 @@ class OtelCallbackHandler(BaseCallbackHandler):
         }
         self._open(run_id, f"chat {model}", SpanKind.CLIENT, attrs)
 
-    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: object) -> None:
         """Close the model call's span with tokens and cost."""
         span = self._close(run_id)
         if span is None:
@@ -176,7 +176,7 @@ class OtelCallbackHandler(BaseCallbackHandler):
             span.set_attribute("noema.cost_usd", cost)
         span.end()
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: object) -> None:
         """Close the model call's span as failed."""
         if (span := self._close(run_id)) is not None:
             fail_span(span, error)
@@ -184,22 +184,25 @@ class OtelCallbackHandler(BaseCallbackHandler):
 
     def on_tool_start(
         self,
-        serialized: dict[str, Any],
+        serialized: dict[str, object],
         input_str: str,
         *,
         run_id: UUID,
-        metadata: dict[str, Any] | None = None,
+        metadata: dict[str, object] | None = None,
         **kwargs: Any,
     ) -> None:
         """Open the tool call's span (inputs stay out: they may hold secrets)."""
         name = str(serialized.get("name") or kwargs.get("name") or "tool")
-        attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        attrs: dict[str, str | int] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+        }
         call_id = (kwargs.get("inputs") or {}).get("id") if kwargs.get("inputs") else None
         if call_id:
             attrs["gen_ai.tool.call.id"] = str(call_id)
         self._open(run_id, f"execute_tool {name}", SpanKind.INTERNAL, attrs)
 
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_tool_end(self, output: object, *, run_id: UUID, **kwargs: object) -> None:
         """Close the tool call's span; a ToolMessage with status error marks it failed."""
         if (span := self._close(run_id)) is None:
             return
@@ -210,7 +213,7 @@ class OtelCallbackHandler(BaseCallbackHandler):
                 span.set_status(Status(StatusCode.ERROR, "tool returned an error"))
         span.end()
 
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: object) -> None:
         """Close the tool call's span as failed."""
         if (span := self._close(run_id)) is not None:
             fail_span(span, error)

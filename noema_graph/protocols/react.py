@@ -29,7 +29,7 @@ class ReactParse:
     tool: str | None = None
     tool_input: dict[str, Any] | None = None
     done: bool = False
-    result: Any = None
+    result: object = None
     malformed: bool = False
 
 
@@ -88,11 +88,11 @@ def extract_action_input(raw: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             value = None
         if isinstance(value, dict):
-            return value  # type: ignore[return-value]
+            return value
     return {"input": text} if text else {}
 
 
-def extract_final_answer(raw: str) -> Any:
+def extract_final_answer(raw: str) -> object:
     """Parse the Final Answer as JSON when it is JSON, else return the text."""
     text = _strip_fences(raw)
     try:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from noema_graph.state.models import ReasoningStep
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     """Return ``value`` as comparable text: numbers in one form, strings stripped."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
@@ -32,14 +31,14 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _arguments(args: Any) -> dict[str, str]:
+def _arguments(args: object) -> dict[str, str]:
     """Return ``args`` by name as comparable text (a non-mapping input under ``input``)."""
     if isinstance(args, Mapping):
-        return {str(k): _scalar(v) for k, v in args.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON arguments
+        return {str(k): _scalar(v) for k, v in args.items()}
     return {} if args is None else {"input": _scalar(args)}
 
 
-def _data(step: ReasoningStep) -> Any:
+def _data(step: ReasoningStep) -> object:
     """Return what the tool returned: a success envelope's ``data``, else the observation."""
     text = step.observation or ""
     try:
@@ -47,8 +46,8 @@ def _data(step: ReasoningStep) -> Any:
     except json.JSONDecodeError:
         return text
     if isinstance(value, dict) and "data" in value:
-        return value["data"]  # pyright: ignore[reportUnknownVariableType] -- JSON
-    return value  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return value["data"]
+    return value
 
 
 ANSWER_KEYS = ("output", "result", "answer", "text")
@@ -65,7 +64,7 @@ def observation_answer(step: ReasoningStep) -> str:
     data = _data(step)
     if isinstance(data, Mapping):
         for key in ANSWER_KEYS:
-            value = data.get(key)  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType] -- JSON
+            value = data.get(key)
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return str(value).strip()
     return data if isinstance(data, str) else json.dumps(data, default=str)
@@ -77,7 +76,7 @@ def last_tool_step(trace: Sequence[ReasoningStep]) -> ReasoningStep | None:
 
 
 def feeds_own_result(
-    tool: str, args: Mapping[str, Any], trace: Sequence[ReasoningStep]
+    tool: str, args: Mapping[str, object], trace: Sequence[ReasoningStep]
 ) -> ReasoningStep | None:
     """Return the tool step a new call only repeats or feeds on, else None.
 

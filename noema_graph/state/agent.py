@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.checkpoint.base import DeltaChannelHistory
 from langgraph.managed import RemainingSteps
+from langgraph.types import Overwrite
+from pydantic import JsonValue
 from typing_extensions import TypedDict
 
 from noema_graph.state.channels import Delta, Folded
@@ -56,7 +59,7 @@ DELTA_CHANNELS: dict[str, Delta] = {
 """The delta channels of the state schemas, by name (readers rebuild values with them)."""
 
 
-def replayed(name: str, entry: DeltaChannelHistory) -> Any:
+def replayed(name: str, entry: DeltaChannelHistory) -> object:
     """Return the value of delta channel ``name`` rebuilt from ``entry`` (seed, then writes).
 
     Without a seed the channel starts empty, as LangGraph starts it from a checkpoint that
@@ -83,6 +86,14 @@ ToolSeconds = Annotated[ToolTime, Folded(ToolTime, add_tool_time)]
 """Tool time so far, a concurrent group counted once."""
 LatestOutcome = Annotated[NodeOutcome | None, Folded(NodeOutcome, latest)]
 """The typed outcome of the last node that ran."""
+
+
+class MemoryItem(TypedDict):
+    """A recalled memory as state keeps it: the entry's key and text, and its score."""
+
+    key: str
+    value: str
+    score: float
 
 
 class RouteState(TypedDict, total=False):
@@ -121,7 +132,7 @@ class AgentState(RouteState, total=False):
     """
 
     answer_only: bool
-    memory_context: list[dict[str, Any]]
+    memory_context: list[MemoryItem]
     outcome: LatestOutcome
     output: Output
 
@@ -134,7 +145,7 @@ class AskState(TypedDict, total=False):
     usage: UsageTotal
     elapsed_s: Seconds
     run: RunInfo
-    memory_context: list[dict[str, Any]]
+    memory_context: list[MemoryItem]
     llm_error: str | None
     hook_error: HookFailure | None
     outcome: LatestOutcome
@@ -158,7 +169,7 @@ class ToolTask(TypedDict):
     decision: NotRequired[Decision]
     time_left: NotRequired[float]
     """The run's remaining time budget when the group was sent (absent: no budget)."""
-    seen: NotRequired[dict[str, list[Any]]]
+    seen: NotRequired[dict[str, list[JsonValue]]]
     """Ids and names the run has seen, by kind: a reference to anything else is refused."""
     request: NotRequired[str]
     reading: NotRequired[RequestReading]
@@ -178,4 +189,61 @@ class ToolGroup(TypedDict):
     calls: list[ToolTask]
 
 
-__all__ = ["AgentState", "AskState", "RouteState", "StopReason", "ToolGroup", "ToolTask"]
+class AskUpdate(TypedDict, total=False):
+    """What a node of the ask graph writes: a partial update of :class:`AskState`.
+
+    Values are what each channel's reducer takes (new messages, new trace steps, the usage
+    of this node), or an ``Overwrite`` that replaces the channel's value.
+    """
+
+    messages: Sequence[BaseMessage]
+    trace: Sequence[ReasoningStep] | Overwrite
+    usage: Usage | Overwrite
+    elapsed_s: float | Overwrite
+    run: RunInfo
+    memory_context: list[MemoryItem]
+    llm_error: str | None
+    hook_error: HookFailure | None
+    outcome: NodeOutcome | None
+    output: dict[str, Any]
+
+
+class AgentUpdate(AskUpdate, total=False):
+    """What a node of the agent graph writes: a partial update of :class:`AgentState`."""
+
+    tool_time: ToolTime | Overwrite
+    plan: TaskPlan | None
+    iteration: int
+    replans: int
+    last_reflection_at: int
+    reflection: Reflection | None
+    loop_guard: LoopGuard | None
+    cancelled: bool
+    reading: RequestReading | None
+    tool_decisions: dict[str, Decision]
+    answer_only: bool
+
+
+class ToolUpdate(TypedDict, total=False):
+    """What ``tool_node`` writes for one call, or for its group of calls."""
+
+    messages: list[BaseMessage]
+    trace: list[ReasoningStep]
+    usage: Usage
+    tool_time: ToolTime
+    hook_error: HookFailure | None
+    outcome: NodeOutcome | None
+
+
+__all__ = [
+    "AgentState",
+    "AgentUpdate",
+    "AskState",
+    "AskUpdate",
+    "MemoryItem",
+    "RouteState",
+    "StopReason",
+    "ToolGroup",
+    "ToolTask",
+    "ToolUpdate",
+]

@@ -67,7 +67,7 @@ DECISION_FIX = (
 )
 
 
-def _decision(value: Any, field: str) -> Decision:
+def _decision(value: object, field: str) -> Decision:
     if isinstance(value, Decision):
         return value
     if isinstance(value, str):
@@ -91,7 +91,7 @@ def _decision(value: Any, field: str) -> Decision:
     return decision
 
 
-def parse_decisions(answer: Any, pending: Sequence[PendingCall]) -> dict[str, Decision]:
+def parse_decisions(answer: object, pending: Sequence[PendingCall]) -> dict[str, Decision]:
     """Read the caller's resume value into one decision per pending call.
 
     Accepted: one decision for every call ("approve", "reject", a Decision or its dict), a
@@ -100,7 +100,7 @@ def parse_decisions(answer: Any, pending: Sequence[PendingCall]) -> dict[str, De
     """
     ids = [p.id for p in pending]
     if isinstance(answer, Mapping) and "action" not in answer:
-        by_id: Mapping[Any, Any] = answer  # pyright: ignore[reportUnknownVariableType]
+        by_id: Mapping[object, object] = answer
         unknown = [str(k) for k in by_id if k not in ids]
         if unknown:
             raise HumanInputError(
@@ -117,7 +117,7 @@ def parse_decisions(answer: Any, pending: Sequence[PendingCall]) -> dict[str, De
             )
         return {i: _decision(by_id[i], f"resume[{i!r}]") for i in ids}
     if isinstance(answer, list | tuple):
-        items: Sequence[Any] = answer  # pyright: ignore[reportUnknownVariableType]
+        items: Sequence[object] = answer
         if len(items) != len(ids):
             raise HumanInputError(
                 "resume",

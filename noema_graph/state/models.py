@@ -189,7 +189,7 @@ class ReasoningStep(_Frozen):
 
     @model_validator(mode="before")
     @classmethod
-    def _stored(cls, data: Any) -> Any:
+    def _stored(cls, data: object) -> object:
         """Put back the tool result a stored step left out (see :func:`restore_output`).
 
         Raises:
@@ -203,7 +203,7 @@ class ReasoningStep(_Frozen):
                 "trace step refers to its ToolMessage for the observation: read the checkpoint "
                 "with noema_graph.storage.sqlite.persistence.serializer()"
             )
-        return restore_output(data) if OUTPUT_FROM in data else data  # pyright: ignore[reportUnknownArgumentType]
+        return restore_output(data) if OUTPUT_FROM in data else data
 
     step: int = 0
     kind: StepKind = "thought"

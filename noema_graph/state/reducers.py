@@ -15,10 +15,10 @@ model.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import cache, partial
 from operator import attrgetter
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from langchain_core.messages import (
     AnyMessage,
@@ -37,10 +37,12 @@ from noema_graph.state.models import ReasoningStep, ToolTime, Usage
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ItemT = TypeVar("ItemT")
+T = TypeVar("T")
 AccT = TypeVar("AccT")
+StateT = TypeVar("StateT", bound=Mapping[str, object])
 
 
-def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
+def coerce(model: type[ModelT], value: ModelT | Mapping[str, object]) -> ModelT:
     """Return ``value`` as a ``model``: itself if it is one, else validated from its dict.
 
     Raises:
@@ -52,7 +54,7 @@ def coerce(model: type[ModelT], value: ModelT | Mapping[str, Any]) -> ModelT:
 _ID = attrgetter("id")
 
 
-def all_instances(values: Sequence[Any], cls: type[Any]) -> bool:
+def all_instances(values: Sequence[object], cls: type[object]) -> bool:
     """Return whether every item of ``values`` is a ``cls``.
 
     Checks each distinct type once (``isinstance`` on a pydantic model goes through
@@ -81,7 +83,7 @@ def _with_stable_ids(position: int, write: Any) -> list[BaseMessage]:
     return stable
 
 
-def _is_tuple_message(write: Any) -> bool:
+def _is_tuple_message(write: object) -> bool:
     return isinstance(write, tuple) and len(write) == 2 and isinstance(write[0], str)
 
 
@@ -99,7 +101,7 @@ class History(list[Any]):
 
     def __init__(
         self,
-        items: Sequence[Any] = (),
+        items: Iterable[object] = (),
         ids: set[str | None] | None = None,
         folds: dict[Hashable, list[Fold]] | None = None,
     ) -> None:
@@ -115,7 +117,7 @@ class History(list[Any]):
     def __copy__(self) -> History:
         return History(self, self.ids, self.folds)
 
-    def __reduce__(self) -> tuple[type[History], tuple[list[Any], set[str | None] | None]]:
+    def __reduce__(self) -> tuple[type[History], tuple[list[object], set[str | None] | None]]:
         """Pickle (any protocol) and deep-copy as the items and their ids."""
         return History, (list(self), self.ids)
 
@@ -129,7 +131,7 @@ class History(list[Any]):
         return self
 
 
-Fold = tuple[int, Any, Any]
+Fold = tuple[int, object, object]
 """A snapshot of a running fold: (items folded, the last of them, the accumulated value)."""
 FOLD_SNAPSHOTS = 4
 """Snapshots kept per fold: LangGraph folds a node's writes into copies of a channel, so a
@@ -158,7 +160,7 @@ def fold_items(
     done, base = 0, None
     for count, last, value in memo.get(key, ()) if memo is not None else ():
         if done < count <= len(items) and _same(items[count - 1], last):
-            done, base = count, value
+            done, base = count, cast(AccT, value)  # the fold's key names its accumulator
     if base is not None and done == len(items):
         return base
     value = copy(base) if base is not None else start()
@@ -170,7 +172,7 @@ def fold_items(
     return value
 
 
-def _same(item: Any, last: Any) -> bool:
+def _same(item: object, last: object) -> bool:
     """Whether ``item`` is the item a snapshot ended with: the same object, or an equal one.
 
     LangGraph applies a node's writes to the channel and again to each copy it routes on;
@@ -180,12 +182,12 @@ def _same(item: Any, last: Any) -> bool:
     return item is last or (type(item) is type(last) and item == last)
 
 
-def _checked(values: Sequence[Any] | None) -> History | None:
+def _checked(values: Sequence[object] | None) -> History | None:
     return values if isinstance(values, History) and values.checked() else None
 
 
 def merge_messages(
-    current: Sequence[AnyMessage | dict[str, Any]] | None, writes: Sequence[Any]
+    current: Sequence[AnyMessage | dict[str, object]] | None, writes: Sequence[object]
 ) -> History:
     """Fold each write into the history with ``add_messages`` (append, or replace by id).
 
@@ -215,7 +217,7 @@ def merge_messages(
             merged.extend(new)
             known.update(m.id for m in new)
         else:
-            merged = History(add_messages(merged, new))  # type: ignore[arg-type]  # new folds
+            merged = History(add_messages(merged, new))  # pyright: ignore[reportArgumentType]  # any messages work
             known = None
     return merged.seal(known if known is not None else set(map(_ID, merged)))
 
@@ -235,8 +237,8 @@ def _appends_only(known: set[str | None], new: Sequence[BaseMessage]) -> bool:
 
 
 def append_steps(
-    current: Sequence[ReasoningStep | Mapping[str, Any]] | None,
-    writes: Sequence[Sequence[ReasoningStep | Mapping[str, Any]]],
+    current: Sequence[ReasoningStep | Mapping[str, object]] | None,
+    writes: Sequence[Sequence[ReasoningStep | Mapping[str, object]]],
 ) -> History:
     """Append trace entries and number them by their position in the trace.
 
@@ -259,15 +261,17 @@ def append_steps(
     return merged.seal()
 
 
-def coerce_all(model: type[ModelT], values: Sequence[ModelT | Mapping[str, Any]]) -> list[ModelT]:
+def coerce_all(
+    model: type[ModelT], values: Sequence[ModelT | Mapping[str, object]]
+) -> list[ModelT]:
     """Return a new list of ``values`` as ``model`` instances (one pass when they all are)."""
     if all_instances(values, model):
-        return list(values)  # type: ignore[arg-type]  # checked just above
+        return cast(list[ModelT], list(values))  # checked just above
     return [coerce(model, value) for value in values]
 
 
 def add_usage(
-    current: Usage | Mapping[str, Any] | None, update: Usage | Mapping[str, Any] | None
+    current: Usage | Mapping[str, object] | None, update: Usage | Mapping[str, object] | None
 ) -> Usage:
     """Sum token usage and cost; an unknown cost (None) stays unknown for the whole run.
 
@@ -282,12 +286,12 @@ def add_seconds(current: float | None, update: float | None) -> float:
     return (current or 0.0) + (update or 0.0)
 
 
-def last_write(current: Any, writes: Sequence[Any]) -> Any:
+def last_write(current: T, writes: Sequence[T]) -> T:
     """Batch reducer of a value channel: the newest write wins (batching-invariant)."""
     return writes[-1] if writes else current
 
 
-def latest(current: Any, update: Any) -> Any:
+def latest(current: T | None, update: T | None) -> T | None:
     """Keep the newest write.
 
     Unlike a plain channel, several writes in one superstep are allowed (the concurrent
@@ -297,7 +301,8 @@ def latest(current: Any, update: Any) -> Any:
 
 
 def add_tool_time(
-    current: ToolTime | Mapping[str, Any] | None, update: ToolTime | Mapping[str, Any] | None
+    current: ToolTime | Mapping[str, object] | None,
+    update: ToolTime | Mapping[str, object] | None,
 ) -> ToolTime:
     """Add a tool call's time; calls of one concurrent group count their slowest call once.
 
@@ -321,11 +326,11 @@ def add_tool_time(
     )
 
 
-Reducer = Callable[[Any, Any], Any]
+Reducer = Callable[[object, object], object]
 
 
 @cache
-def reducers_of(schema: type[Any]) -> dict[str, Reducer]:
+def reducers_of(schema: type[object]) -> dict[str, Reducer]:
     """Return each reduced channel of a state ``schema`` with a one-write reducer.
 
     Read from the schema's ``Annotated`` metadata, as LangGraph reads it: a
@@ -343,20 +348,21 @@ def reducers_of(schema: type[Any]) -> dict[str, Reducer]:
     return reducers
 
 
-def _fold(reducer: Callable[[Any, Sequence[Any]], Any], current: Any, write: Any) -> Any:
-    return reducer(list(current or []), [write])
+def _fold(
+    reducer: Callable[[list[object], list[object]], object], current: object, write: object
+) -> object:
+    items = cast(Iterable[object], current or [])  # a delta channel holds a list
+    return reducer(list(items), [write])
 
 
-def apply_update(
-    schema: type[Any], state: Mapping[str, Any], update: Mapping[str, Any]
-) -> dict[str, Any]:
+def apply_update(schema: type[StateT], state: StateT, update: Mapping[str, object]) -> StateT:
     """Return ``state`` after ``update``, each channel merged by its own reducer.
 
     Lets a node see the state its update will produce (finalize builds the output contract
     from it) without re-implementing any reducer.
     """
     reducers = reducers_of(schema)
-    merged = dict(state)
+    merged: dict[str, object] = dict(state)
     for key, value in update.items():
         if isinstance(value, Overwrite):
             merged[key] = value.value
@@ -364,4 +370,4 @@ def apply_update(
             merged[key] = reducers[key](merged.get(key), value)
         else:
             merged[key] = value
-    return merged
+    return cast(StateT, merged)  # each channel holds what its reducer (or a write) makes

@@ -157,12 +157,12 @@ class EvalDataset(_Open):
 
     @model_validator(mode="before")
     @classmethod
-    def _stable_ids(cls, data: Any) -> Any:
+    def _stable_ids(cls, data: object) -> object:
         """Give every item without ``id`` one from its position and its input."""
         if not isinstance(data, dict) or not isinstance(data.get("dataset"), list):
             return data
-        raw: dict[str, Any] = {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
-        items: list[Any] = list(raw["dataset"])
+        raw: dict[str, object] = {str(k): v for k, v in data.items()}
+        items: list[object] = list(data["dataset"])
         raw["dataset"] = [_with_id(i, item) for i, item in enumerate(items)]
         return raw
 
@@ -177,11 +177,11 @@ def item_id(position: int, request: str) -> str:
     return f"item-{position}-{digest}"
 
 
-def _with_id(position: int, item: Any) -> Any:
+def _with_id(position: int, item: object) -> object:
     if not isinstance(item, dict) or "id" in item or not isinstance(item.get("input"), str):
         return item
-    fields: dict[str, Any] = {str(k): v for k, v in item.items()}  # pyright: ignore[reportUnknownVariableType] -- JSON object
-    return {"id": item_id(position, fields["input"]), **fields}
+    fields: dict[str, object] = {str(k): v for k, v in item.items()}
+    return {"id": item_id(position, str(fields["input"])), **fields}
 
 
 def load_dataset(path: str | Path) -> EvalDataset:
@@ -238,11 +238,11 @@ def load_json(text: str) -> Any:
         return None
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts: list[Any] = list(content)  # pyright: ignore[reportUnknownArgumentType] -- content blocks
+        parts: list[Any] = list(content)
         return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in parts)
     return "" if content is None else str(content)
 
@@ -365,7 +365,7 @@ def to_openai(trajectory: Trajectory) -> list[dict[str, Any]]:
     """
     roles = trajectory.metadata.get("message_roles")
     if isinstance(roles, list) and roles:
-        return _from_roles(trajectory, [str(r) for r in roles])  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON list
+        return _from_roles(trajectory, [str(r) for r in roles])
     messages: list[dict[str, Any]] = [{"role": "user", "content": trajectory.input}]
     for group in _groups(trajectory):
         messages += _assistant(group)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from noema_graph.state.models import ReasoningStep
 from noema_graph.trajectory.schema import StepAction, Trajectory, TrajectoryStep
@@ -34,7 +33,7 @@ def _tool_error(step: ReasoningStep) -> str | None:
         return None
     output = step.action.output if step.action is not None else None
     if isinstance(output, dict):
-        error: Any = output.get("error")
+        error: object = output.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])
         if isinstance(output.get("message"), str):
@@ -70,7 +69,7 @@ def step_of(entry: ReasoningStep) -> TrajectoryStep:
     )
 
 
-def trajectory_of(request: str, result: Any, trace: Sequence[ReasoningStep]) -> Trajectory:
+def trajectory_of(request: str, result: object, trace: Sequence[ReasoningStep]) -> Trajectory:
     """Return a minimal trajectory (steps, kinds, rounds, result) of a trace."""
     kept = [s for s in trace if s.kind not in SKIPPED_KINDS]
     return Trajectory(
