@@ -30,7 +30,7 @@ from noema_graph.agents.intent import (
     classifier_for,
     language_known,
 )
-from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
+from noema_graph.agents.references import TABLES, Linked, StoreNames, destination, fold, link
 from noema_graph.grounding.arguments import references
 from noema_graph.grounding.reading import RequestReader, input_problem, writes
 from noema_graph.models.grammar import tool_args_schema
@@ -108,6 +108,7 @@ class AgentReader:
             linked = self._link(text, card_text=True)
             if linked.refusals:
                 return RequestReading(refusal=linked.refusals[0])
+        linked = self._destined(tool, text, linked)
         problem = self._change_problem(tool, text, linked)
         refs = tuple(r for r in linked.references if r.kind in kinds)
         return RequestReading(
@@ -131,6 +132,23 @@ class AgentReader:
         return RequestReading(
             intent=intent, score=margin, references=tuple(linked.references), note=note
         )
+
+    def _destined(self, tool: str, text: str, linked: Linked) -> Linked:
+        """Return ``linked`` with one record of each kind the tool takes once, if it can tell.
+
+        Of several categories named for a move, the one written as where the card goes
+        (``from Chemistry into Biology``) is the one the change takes; the first kind (the
+        record the call repeats over) keeps every record.
+        """
+        refs = list(references(self.schemas[tool]).values())
+        for kind in refs[1:]:
+            values = [r for r in linked.references if r.kind == kind]
+            if refs.count(kind) != 1 or len({str(r.value) for r in values}) < 2:
+                continue
+            if (chosen := destination(text, values)) is not None:
+                kept = [r for r in linked.references if r.kind != kind or r is chosen]
+                linked = Linked(references=kept, refusals=list(linked.refusals))
+        return linked
 
     def _change_problem(self, tool: str, text: str, linked: Linked) -> Refusal | None:
         schema = self.schemas[tool]

@@ -45,6 +45,8 @@ CARD_TEXT = 0.6
 """Least share of a card's front words the request must hold to name that card."""
 CARD_LEAD = 0.15
 """Lead of the best card over the next below which a reference by text is ambiguous."""
+CARD_CANDIDATES = 16
+"""Cards the full-text index proposes for a reference by text (best ranked first)."""
 _JOINERS = r"(?:\s*(?:,|&|\band\b|\bet\b|\by\b|\bor\b|\bou\b|\bo\b)\s*(?:#|n[o°º]\.?\s*)?)"
 _STOP = frozenset(
     """
@@ -55,6 +57,19 @@ _STOP = frozenset(
     debe ir
     """.split()  # noqa: SIM905 -- a word list reads best as words
 )
+_NOT_NAMES = frozenset(
+    """
+    the a an this that these those which what whose how many much every each all any some
+    other another no my your our their its his her
+    le la les l un une des ce cet cette ces quel quelle quels quelles chaque tout toute tous
+    toutes mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs combien aucun
+    aucune autre autres
+    el los las unos unas este esta estos estas ese esa esos esas aquel aquella que cual
+    cuales cuanto cuanta cuantos cuantas cada todo toda todos todas mi mis tu tus su sus
+    nuestro nuestra otro otra otros otras ningun ninguna
+    """.split()  # noqa: SIM905 -- a word list reads best as words
+)
+"""Determiners and question words (folded): capitalised at a sentence's start, never names."""
 
 
 def fold(text: str) -> str:
@@ -76,11 +91,12 @@ class Linked:
 
 
 _CARDS_MATCHING = (
-    "SELECT c.id AS id, c.front AS front FROM cards_fts f JOIN cards c ON c.id = f.rowid"
-    " WHERE cards_fts MATCH ? ORDER BY rank, c.id LIMIT ?"
+    "SELECT c.id AS id, c.front AS front, c.back AS back FROM cards_fts f"
+    " JOIN cards c ON c.id = f.rowid WHERE cards_fts MATCH ? ORDER BY rank, c.id LIMIT ?"
 )
 _POSTGRES_CARDS_MATCHING = (  # any word (to_tsquery's |), best rank first
-    f"SELECT c.id AS id, c.front AS front FROM cards c, to_tsquery('simple', ?) q"
+    f"SELECT c.id AS id, c.front AS front, c.back AS back"
+    f" FROM cards c, to_tsquery('simple', ?) q"
     f" WHERE {CARD_SEARCH_TEXT} @@ q ORDER BY ts_rank({CARD_SEARCH_TEXT}, q) DESC, c.id LIMIT ?"
 )
 
@@ -113,8 +129,10 @@ class StoreNames:
         rows = self._rows(f"SELECT id FROM {TABLES[kind]} WHERE id IN ({marks})", wanted)
         return {int(row["id"]) for row in rows}
 
-    def cards_matching(self, words: Sequence[str], limit: int = 8) -> list[tuple[int, str]]:
-        """Return ``(id, front)`` of the cards whose text holds any of ``words``, best first.
+    def cards_matching(
+        self, words: Sequence[str], limit: int = CARD_CANDIDATES
+    ) -> list[tuple[int, str, str]]:
+        """Return ``(id, front, back)`` of the cards whose text holds any of ``words``, best first.
 
         SQLite: the FTS5 index; PostgreSQL: the cards' text search document.
         """
@@ -126,7 +144,7 @@ class StoreNames:
         else:
             sql, query = _CARDS_MATCHING, " OR ".join(f'"{w}"' for w in plain)
         rows = self._rows(sql, (query, limit))
-        return [(int(row["id"]), str(row["front"])) for row in rows]
+        return [(int(row["id"]), str(row["front"]), str(row["back"] or "")) for row in rows]
 
 
 def _words(text: str) -> list[str]:
@@ -198,24 +216,72 @@ def slot_names(request: str, kind: str) -> list[str]:
             found.append(m.group(1))
     for match in re.finditer(rf"{name}\s+(?i:{noun})\b", plain):
         found.append(match.group(1))
-    return found
+    named = (_without_determiners(f) for f in found)
+    return [n for n in named if n]
+
+
+def _without_determiners(written: str) -> str:
+    """Return ``written`` less its leading determiners and question words (``Which``)."""
+    words = written.split()
+    while words and fold(words[0]).strip("'") in _NOT_NAMES:
+        words.pop(0)
+    return " ".join(words)
+
+
+@dataclass(frozen=True)
+class CardMatch:
+    """A card the request may name by its text: the share of the best field's words it holds.
+
+    ``held``: those words of the card's best field (its front or its back) the request holds.
+    """
+
+    id: int
+    front: str
+    score: float
+    held: frozenset[str]
+
+
+def _field_match(
+    text: str, asked: set[str], quoted: set[tuple[str, ...]]
+) -> tuple[float, frozenset[str]]:
+    own = [w for w in _words(text) if w not in _STOP]
+    if not own:
+        return 0.0, frozenset()
+    if tuple(_words(text)) in quoted:  # the request quotes this text whole
+        return 1.0, frozenset(own)
+    held = frozenset(w for w in own if w in asked)
+    return len([w for w in own if w in held]) / len(own), held
+
+
+def card_matches(request: str, store: StoreNames, skip: Iterable[str]) -> list[CardMatch]:
+    """Return the cards the request may name by their question or answer text, best first.
+
+    A card scores the share of its front's words, or of its back's, that the request
+    holds (the better of the two); a field the request quotes whole scores 1. Words of
+    ``skip`` (names linked already) and function words do not count.
+    """
+    skipped = {w for s in skip for w in _words(s)}
+    words = [w for w in _words(request) if w not in _STOP and w not in skipped and len(w) > 1]
+    if not words:
+        return []
+    asked = set(words)
+    quoted = {tuple(_words(m.group(0))) for m in _QUOTED.finditer(request)}
+    found: list[CardMatch] = []
+    for ident, front, back in store.cards_matching(words):
+        score, held = max(
+            (_field_match(text, asked, quoted) for text in (front, back)),
+            key=lambda match: (match[0], len(match[1])),
+        )
+        if held:
+            found.append(CardMatch(ident, front, score, held))
+    return sorted(found, key=lambda m: (-m.score, -len(m.held)))
 
 
 def cards_by_text(
     request: str, store: StoreNames, skip: Iterable[str]
 ) -> list[tuple[int, str, float]]:
     """Return ``(id, front, score)`` of the cards the request names by their text, best first."""
-    skipped = {w for s in skip for w in _words(s)}
-    words = [w for w in _words(request) if w not in _STOP and w not in skipped and len(w) > 1]
-    if not words:
-        return []
-    asked = set(words)
-    scored: list[tuple[int, str, float]] = []
-    for ident, front in store.cards_matching(words):
-        own = [w for w in _words(front) if w not in _STOP]
-        if own:
-            scored.append((ident, front, sum(w in asked for w in own) / len(own)))
-    return sorted(scored, key=lambda item: -item[2])
+    return [(m.id, m.front, m.score) for m in card_matches(request, store, skip)]
 
 
 def link(request: str, kinds: Sequence[str], store: StoreNames, *, card_text: bool) -> Linked:
@@ -256,10 +322,14 @@ def _link_names(
         return
     names = store.names(kind)
     found = names_named(request, names)
-    for ident, name, score, _ in found:
+    qualifying = [f for f in found if _qualifies(request, f[1], f[3])]
+    if len(qualifying) < len(found):  # "63 Capitals cards ... into Biology": Biology is named
+        found = [f for f in found if f not in qualifying]
+    for ident, name, score, position in found:
         value: object = name if kind == "concept" else ident
+        written = _written(request, position, name)
         linked.references.append(
-            Reference(kind=kind, value=value, label=name, text=name, score=score)
+            Reference(kind=kind, value=value, label=name, text=written, score=score)
         )
         names_seen.append(name)
     known = {fold(n) for n in names.values()}
@@ -277,6 +347,77 @@ def _link_names(
                 candidates=tuple(sorted(names.values())),
             )
         )
+
+
+_COUNTS = frozenset(
+    """
+    one two three four five six seven eight nine ten eleven twelve dozen hundred many
+    un une deux trois quatre cinq six sept huit neuf dix onze douze cent
+    uno una dos tres cuatro cinco seis siete ocho nueve diez once doce cien
+    """.split()  # noqa: SIM905 -- a word list reads best as words
+)
+"""Counts (folded) besides digits: a name counted (``63 capital cards``) qualifies a noun."""
+
+
+def _qualifies(request: str, name: str, position: int) -> bool:
+    """Return whether the name at ``position`` only qualifies other records, naming none.
+
+    Counted (``63 capital cards``, ``deux cartes Chemistry``) or written just before a card
+    noun (``the Chemistry cards``), it says which cards, not a record the request acts on.
+    """
+    text = fold(_QUOTED.sub(lambda m: " " * len(m.group(0)), request))
+    before = text[:position].split()
+    card = _noun_pattern("card")
+    if (
+        len(before) > 1
+        and before[-1] in ("of", "de", "del", "des", "du", "d'")
+        and re.fullmatch(card, before[-2])
+    ):
+        return True  # "12 tarjetas de Capitales": cards of that category
+    if before and (before[-1].isdigit() or before[-1] in _COUNTS):
+        noun = before[-2] if len(before) > 1 else ""
+        if not re.fullmatch(card + "|" + _noun_pattern("deck"), noun):
+            return True  # a count, not the id of a card or deck named before it
+    after = text[position:].split()[len(fold(name).split()) :]
+    return bool(after) and re.fullmatch(card, after[0].strip(".,;:!?")) is not None
+
+
+def _written(request: str, position: int, name: str) -> str:
+    """Return the words of ``request`` at ``position`` that wrote ``name`` (as many words)."""
+    words = request[position:].split()[: len(name.split())]
+    return " ".join(words).strip(".,;:!?()'\"«»¿¡") or name
+
+
+_DESTINATION = frozenset(
+    "to into onto under in a dans vers sous en al hacia bajo".split()  # noqa: SIM905
+)
+"""Prepositions (folded) that introduce where something goes (``into Biology``)."""
+_OR = frozenset("or ou o and et y".split())  # noqa: SIM905
+"""Conjunctions: records joined by one (``to Chemistry or Biology``) are alternatives."""
+_ARTICLES = frozenset("the la le l les el los las".split())  # noqa: SIM905
+
+
+def destination(request: str, refs: Sequence[Reference]) -> Reference | None:
+    """Return the one reference of ``refs`` written as where something goes, else None.
+
+    ``move card 5 from Chemistry into Biology``: Biology (a destination preposition before
+    it, articles and the kind's noun skipped).
+    """
+    text = fold(request)
+    chosen: list[Reference] = []
+    joined = False
+    for ref in refs:
+        at = text.find(fold(ref.text))
+        if at < 0:
+            continue
+        before = [w.strip("'") for w in re.findall(r"[\w']+", text[:at])]
+        noun = _noun_pattern(ref.kind) if ref.kind in NOUNS else "$^"
+        while before and (before[-1] in _ARTICLES or re.fullmatch(noun, before[-1])):
+            before.pop()
+        if before and before[-1] in _DESTINATION:
+            chosen.append(ref)
+        joined = joined or bool(before and before[-1] in _OR)
+    return chosen[0] if len(chosen) == 1 and not joined else None
 
 
 def near(written: str, name: str) -> bool:
@@ -297,29 +438,37 @@ def near(written: str, name: str) -> bool:
 def _link_card_text(request: str, store: StoreNames, linked: Linked, names_seen: list[str]) -> None:
     if not re.search(rf"\b{_noun_pattern('card')}\b", fold(request)):
         return
-    scored = cards_by_text(request, store, names_seen)
-    if not scored or scored[0][2] < CARD_TEXT:
+    scored = card_matches(request, store, names_seen)
+    if not scored or scored[0].score < CARD_TEXT:
         return
     best = scored[0]
-    second = scored[1][2] if len(scored) > 1 else 0.0
-    if best[2] - second < CARD_LEAD:
-        close = [f"card {i} ({front!r})" for i, front, s in scored[:4] if best[2] - s < CARD_LEAD]
+    close = [  # a card whose words the best one holds and more is named less than it
+        m for m in scored[1:] if best.score - m.score < CARD_LEAD and not m.held < best.held
+    ]
+    if close:
+        shown = [f"card {m.id} ({m.front!r})" for m in [best, *close][:4]]
         linked.refusals.append(
             Refusal(
                 code="invalid_input",
                 message="The request could mean several cards: "
-                + "; ".join(close)
+                + "; ".join(shown)
                 + ". Name it by its number.",
-                candidates=tuple(close),
+                candidates=tuple(shown),
             )
         )
         return
-    front = set(_words(best[1]))
+    front = set(_words(best.front))
     linked.references[:] = [  # a name read inside the card's own text names nothing else
         r for r in linked.references if r.score >= 1.0 or not set(_words(r.text)) <= _stems(front)
     ]
     linked.references.append(
-        Reference(kind="card", value=best[0], label=best[1], text=best[1], score=round(best[2], 3))
+        Reference(
+            kind="card",
+            value=best.id,
+            label=best.front,
+            text=best.front,
+            score=round(best.score, 3),
+        )
     )
 
 
