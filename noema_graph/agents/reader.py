@@ -16,10 +16,9 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 from langchain_core.tools import BaseTool
 
@@ -30,29 +29,23 @@ from noema_graph.agents.intent import (
     classifier_for,
     language_known,
 )
-from noema_graph.agents.references import TABLES, Linked, StoreNames, destination, fold, link
+from noema_graph.agents.references import (
+    TABLES,
+    Linked,
+    NameMatcher,
+    StoreNames,
+    destination,
+    link,
+)
+from noema_graph.agents.similar_names import EmbeddedNames
+from noema_graph.agents.values import unallowed_value
 from noema_graph.grounding.arguments import references
 from noema_graph.grounding.reading import RequestReader, input_problem, writes
+from noema_graph.memory.embedders import default_embedder
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.state.models import Reference, Refusal, RequestReading
 
 LANGUAGES = "English, French or Spanish"
-_IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
-
-
-def _options(schema: Mapping[str, Any]) -> list[str]:
-    """Return the string options of every enum argument of ``schema``."""
-    found: list[str] = []
-    for sub in (schema.get("properties") or {}).values():
-        branches = [sub, *(sub.get("anyOf") or [])] if isinstance(sub, Mapping) else []
-        for branch in branches:
-            if isinstance(branch, Mapping) and isinstance(branch.get("enum"), list):
-                found += [str(o) for o in branch["enum"]]
-    defs = schema.get("$defs") or {}
-    for sub in defs.values():
-        if isinstance(sub, Mapping) and isinstance(sub.get("enum"), list):
-            found += [str(o) for o in sub["enum"]]
-    return found
 
 
 class AgentReader:
@@ -65,8 +58,12 @@ class AgentReader:
         tools: Sequence[BaseTool],
         store: StoreNames,
         classifier: IntentClassifier | None,
+        matcher: NameMatcher | None = None,
     ) -> None:
-        """Keep what reading needs; the store is read per request."""
+        """Keep what reading needs; the store is read per request.
+
+        ``matcher`` scores names written in another language (None: they are refused).
+        """
         self.agent = agent
         self.description = description
         self.schemas = {t.name: tool_args_schema(t) for t in tools}
@@ -76,6 +73,7 @@ class AgentReader:
         )
         self.store = store
         self.classifier = classifier
+        self.matcher = matcher
 
     def __call__(self, request: str) -> RequestReading:
         """Return the reading of ``request``."""
@@ -116,7 +114,7 @@ class AgentReader:
         )
 
     def _link(self, text: str, *, card_text: bool) -> Linked:
-        return link(text, self.kinds, self.store, card_text=card_text)
+        return link(text, self.kinds, self.store, card_text=card_text, matcher=self.matcher)
 
     def _unchanged(self, label: str, margin: float, linked: Linked) -> RequestReading:
         intent = "question" if label == QUESTION else "uncertain"
@@ -167,17 +165,14 @@ class AgentReader:
                     message=f"The request names several {kind} records ({shown}); say which one.",
                     candidates=tuple(str(v.label or v.value) for v in values),
                 )
-        allowed = _options(schema)
-        if allowed:
-            for written in _IDENTIFIER.findall(fold(text)):
-                named = written in schema.get("properties", {}) or written in self.schemas
-                if written not in allowed and not named:  # an argument or a tool is no value
-                    return Refusal(
-                        code="invalid_input",
-                        message=f"{written!r} is not an allowed value; allowed: "
-                        f"{', '.join(allowed)}.",
-                        candidates=tuple(allowed),
-                    )
+        names = [str(r.label or r.value) for r in linked.references]
+        if bad := unallowed_value(text, schema, names, tools=set(self.schemas)):
+            written, allowed = bad
+            return Refusal(
+                code="invalid_input",
+                message=f"{written!r} is not an allowed value; allowed: {', '.join(allowed)}.",
+                candidates=tuple(allowed),
+            )
         return None
 
     def _missing(self, kind: str, found: int, wanted: int, tool: str) -> Refusal:
@@ -204,7 +199,14 @@ def request_reader(
     """Return the request reader of ``agent`` over its ``tools`` and the store at ``db``."""
     store = StoreNames(db)
     classifier = classifier_for(agent) if any(writes(t) for t in tools) else None
-    return AgentReader(agent, description, tools, store, classifier)
+    return AgentReader(agent, description, tools, store, classifier, name_matcher())
+
+
+@cache
+def name_matcher() -> NameMatcher | None:
+    """Return the shared matcher of names by meaning (None: no embedder installed)."""
+    embedder = default_embedder()
+    return EmbeddedNames(embedder) if embedder is not None else None
 
 
 __all__ = ["AgentReader", "Reference", "request_reader"]

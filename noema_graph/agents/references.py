@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,12 @@ CARD_TEXT = 0.6
 """Least share of a card's front words the request must hold to name that card."""
 CARD_LEAD = 0.15
 """Lead of the best card over the next below which a reference by text is ambiguous."""
+NAME_SIMILARITY = 0.9
+"""Least embedding similarity of a name written in another language (``Química``)."""
+NAME_LEAD = 0.03
+"""Lead of the most similar name over the next below which the written name is ambiguous."""
+NameMatcher = Callable[[str, Mapping[int, str]], list[tuple[int, float]]]
+"""Scores a written name against ``{id: name}``: ``(id, similarity)``, best first."""
 CARD_CANDIDATES = 16
 """Cards the full-text index proposes for a reference by text (best ranked first)."""
 _JOINERS = r"(?:\s*(?:,|&|\band\b|\bet\b|\by\b|\bor\b|\bou\b|\bo\b)\s*(?:#|n[o°º]\.?\s*)?)"
@@ -173,12 +179,19 @@ def names_named(request: str, names: Mapping[int, str]) -> list[tuple[int, str, 
     """Return ``(id, name, score, position)`` of the names the request mentions.
 
     Whole words, folded; a name inside a longer one does not count; near spellings score
-    their similarity. Text in quotes (a card's front) is not read.
+    their similarity. Text in quotes (a card's front) is not read, unless it is a name whole.
     """
     text = fold(_QUOTED.sub(lambda m: " " * len(m.group(0)), request))
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, str, float, int]] = []
+    by_fold = {fold(name): (ident, name) for ident, name in names.items()}
+    for quote in _QUOTED.finditer(request):  # a name quoted whole ('Halogens') is named
+        if (hit := by_fold.get(fold(quote.group(0)[1:-1]).strip())) is not None:
+            taken.append(quote.span())
+            found.append((*hit, 1.0, quote.start() + 1))
     for ident, name in sorted(names.items(), key=lambda item: -len(item[1])):
+        if any(i == ident for i, *_ in found):
+            continue
         pattern = r"(?<![\w-])" + re.escape(fold(name)) + r"(?:e?s)?(?![\w-])"
         match = re.search(pattern, text)
         if match and not any(match.start() < e and s < match.end() for s, e in taken):
@@ -284,17 +297,27 @@ def cards_by_text(
     return [(m.id, m.front, m.score) for m in card_matches(request, store, skip)]
 
 
-def link(request: str, kinds: Sequence[str], store: StoreNames, *, card_text: bool) -> Linked:
+def link(
+    request: str,
+    kinds: Sequence[str],
+    store: StoreNames,
+    *,
+    card_text: bool,
+    matcher: NameMatcher | None = None,
+) -> Linked:
     """Link the request's references of ``kinds`` against ``store`` (see the module docstring).
 
     ``card_text``: look for a card named by its text when the request names no card id.
+    ``matcher``: scores a name written beside its noun that no name spells (``la categoría
+    Química``) by meaning; None: such a name is refused.
     """
     linked = Linked()
     names_seen: list[str] = []
     for kind in kinds:
         if kind == "card":
             continue
-        _link_names(request, kind, store, linked, names_seen)
+        unknown = _link_names(request, kind, store, linked, names_seen)
+        _link_unknown(request, kind, store, linked, (unknown, matcher))
     for kind in ("card", "deck", "category"):
         if kind in kinds:
             _link_ids(request, kind, store, linked)
@@ -317,9 +340,10 @@ def _link_ids(request: str, kind: str, store: StoreNames, linked: Linked) -> Non
 
 def _link_names(
     request: str, kind: str, store: StoreNames, linked: Linked, names_seen: list[str]
-) -> None:
+) -> list[str]:
+    """Link the names of ``kind`` the request spells; return those beside its noun it lacks."""
     if kind not in TABLES or kind == "card":
-        return
+        return []
     names = store.names(kind)
     found = names_named(request, names)
     qualifying = [f for f in found if _qualifies(request, f[1], f[3])]
@@ -333,20 +357,86 @@ def _link_names(
         )
         names_seen.append(name)
     known = {fold(n) for n in names.values()}
-    for written in slot_names(request, kind):
-        if any(near(written, k) for k in known):
+    return [
+        written
+        for written in slot_names(request, kind)
+        if not any(near(written, k) for k in known)
+        and not any(fold(n) in fold(written) for n in names_seen)
+    ]
+
+
+def _no_such_name(
+    kind: str, written: str, names: Mapping[int, str], nearest: Sequence[str] = ()
+) -> Refusal:
+    listed = sorted(names.values())
+    plural = "categories" if kind == "category" else f"{kind}s"
+    closest = f"; nearest: {', '.join(nearest)}" if nearest else ""
+    return Refusal(
+        code="not_found",
+        message=f"There is no {kind} named {written!r}; {plural}: {', '.join(listed)}{closest}.",
+        candidates=(*nearest, *(n for n in listed if n not in nearest)),
+    )
+
+
+def _link_unknown(
+    request: str,
+    kind: str,
+    store: StoreNames,
+    linked: Linked,
+    unknown: tuple[Sequence[str], NameMatcher | None],
+) -> None:
+    """Link, or refuse naming the nearest, the names of ``kind`` no name spells.
+
+    A name written beside its noun (``la categoría Química``) is scored by the matcher;
+    the most similar name is linked when it reaches :data:`NAME_SIMILARITY` and leads the
+    next by :data:`NAME_LEAD`, else the request is refused naming the nearest names. A
+    lower-case word after the noun (``la catégorie chimie``) is only tried when the request
+    names no record of the kind: no link, no refusal of its own.
+    """
+    written, matcher = unknown
+    if matcher is None:
+        names = store.names(kind) if written else {}
+        linked.refusals.extend(_no_such_name(kind, w, names) for w in written)
+        return
+    named = any(r.kind == kind for r in linked.references)
+    loose = [] if named or written else loose_slots(request, kind)
+    if not written and not loose:
+        return
+    names = store.names(kind)
+    for name in written:
+        ranked = matcher(name, names)
+        if (ref := _clear(kind, name, names, ranked)) is not None:
+            linked.references.append(ref)
             continue
-        if any(fold(n) in fold(written) for n in names_seen):
-            continue
-        shown = ", ".join(sorted(names.values()))
-        plural = "categories" if kind == "category" else f"{kind}s"
-        linked.refusals.append(
-            Refusal(
-                code="not_found",
-                message=f"There is no {kind} named {written!r}; {plural}: {shown}.",
-                candidates=tuple(sorted(names.values())),
-            )
-        )
+        close = [names[i] for i, s in ranked[:3] if ranked[0][1] - s < NAME_LEAD]
+        linked.refusals.append(_no_such_name(kind, name, names, close))
+    for name in loose:
+        if (ref := _clear(kind, name, names, matcher(name, names))) is not None:
+            linked.references.append(ref)
+            return
+
+
+def _clear(
+    kind: str, written: str, names: Mapping[int, str], ranked: Sequence[tuple[int, float]]
+) -> Reference | None:
+    if not ranked or ranked[0][1] < NAME_SIMILARITY:
+        return None
+    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < NAME_LEAD:
+        return None
+    ident, score = ranked[0]
+    value: object = names[ident] if kind == "concept" else ident
+    return Reference(
+        kind=kind, value=value, label=names[ident], text=written, score=round(score, 3)
+    )
+
+
+def loose_slots(request: str, kind: str) -> list[str]:
+    """Return the lower-case words written right after the kind's noun (``catégorie chimie``)."""
+    text = fold(_QUOTED.sub(" ", request))
+    after = rf"\b{_noun_pattern(kind)}\s+(?:named\s+|called\s+|nommee\s+|llamada\s+)?([a-z][\w-]+)"
+    return [
+        w for w in re.findall(after, text) if w not in _NOT_NAMES and w not in _STOP and len(w) > 2
+    ]
 
 
 _COUNTS = frozenset(
