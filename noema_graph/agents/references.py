@@ -140,17 +140,36 @@ class StoreNames:
     ) -> list[tuple[int, str, str]]:
         """Return ``(id, front, back)`` of the cards whose text holds any of ``words``, best first.
 
-        SQLite: the FTS5 index; PostgreSQL: the cards' text search document.
+        SQLite: the FTS5 index; PostgreSQL: the cards' text search document. A word of five
+        letters or more also matches as its start less two letters (``mongolie`` finds
+        ``Mongolia``, ``symbole`` finds ``symbol``): a word of another language that shares
+        its stem.
         """
         plain = [w for w in words if w.isalnum()]
         if not plain:
             return []
         if dialect_of(self.location) == "postgres":
-            sql, query = _POSTGRES_CARDS_MATCHING, " | ".join(plain)
+            terms = [f"{_stem(w)}:*" if _stem(w) != w else w for w in plain]
+            sql, query = _POSTGRES_CARDS_MATCHING, " | ".join(terms)
         else:
-            sql, query = _CARDS_MATCHING, " OR ".join(f'"{w}"' for w in plain)
+            terms = [f'"{_stem(w)}" *' if _stem(w) != w else f'"{w}"' for w in plain]
+            sql, query = _CARDS_MATCHING, " OR ".join(terms)
         rows = self._rows(sql, (query, limit))
         return [(int(row["id"]), str(row["front"]), str(row["back"] or "")) for row in rows]
+
+
+def _stem(word: str) -> str:
+    """Return the start of ``word`` a word of another language may share (five letters up)."""
+    return word[: max(4, len(word) - 2)] if len(word) >= 5 else word
+
+
+def _like(word: str, other: str) -> bool:
+    """Return whether two words are the same or spelt nearly alike (``mongolie``, ``mongolia``)."""
+    if word == other:
+        return True
+    if min(len(word), len(other)) < 4 or word[:3] != other[:3]:
+        return False
+    return difflib.SequenceMatcher(None, word, other).ratio() >= FUZZY
 
 
 def _words(text: str) -> list[str]:
@@ -245,7 +264,7 @@ def _without_determiners(written: str) -> str:
 class CardMatch:
     """A card the request may name by its text: the share of the best field's words it holds.
 
-    ``held``: those words of the card's best field (its front or its back) the request holds.
+    ``held``: the words of the card's best field (its front or its back) the request holds.
     """
 
     id: int
@@ -262,7 +281,7 @@ def _field_match(
         return 0.0, frozenset()
     if tuple(_words(text)) in quoted:  # the request quotes this text whole
         return 1.0, frozenset(own)
-    held = frozenset(w for w in own if w in asked)
+    held = frozenset(w for w in own if w in asked or any(_like(w, a) for a in asked))
     return len([w for w in own if w in held]) / len(own), held
 
 
@@ -270,8 +289,11 @@ def card_matches(request: str, store: StoreNames, skip: Iterable[str]) -> list[C
     """Return the cards the request may name by their question or answer text, best first.
 
     A card scores the share of its front's words, or of its back's, that the request
-    holds (the better of the two); a field the request quotes whole scores 1. Words of
-    ``skip`` (names linked already) and function words do not count.
+    holds (the better of the two; a word spelt nearly alike counts); a field the request
+    quotes whole scores 1. A card whose words the request holds are a part of another
+    card's best field (``Nairobi`` of ``Nairobi, Kenya``; ``Cobalt`` of ``chemical symbol
+    for Cobalt``) is left out. Words of ``skip`` (names linked already) and function words
+    do not count.
     """
     skipped = {w for s in skip for w in _words(s)}
     words = [w for w in _words(request) if w not in _STOP and w not in skipped and len(w) > 1]
@@ -287,7 +309,10 @@ def card_matches(request: str, store: StoreNames, skip: Iterable[str]) -> list[C
         )
         if held:
             found.append(CardMatch(ident, front, score, held))
-    return sorted(found, key=lambda m: (-m.score, -len(m.held)))
+    named = [  # a card holding only some of the words another card holds is named less
+        m for m in found if not any(m.held < o.held and o.score >= CARD_TEXT for o in found)
+    ]
+    return sorted(named, key=lambda m: (-m.score, -len(m.held)))
 
 
 def cards_by_text(
@@ -532,9 +557,7 @@ def _link_card_text(request: str, store: StoreNames, linked: Linked, names_seen:
     if not scored or scored[0].score < CARD_TEXT:
         return
     best = scored[0]
-    close = [  # a card whose words the best one holds and more is named less than it
-        m for m in scored[1:] if best.score - m.score < CARD_LEAD and not m.held < best.held
-    ]
+    close = [m for m in scored[1:] if best.score - m.score < CARD_LEAD]
     if close:
         shown = [f"card {m.id} ({m.front!r})" for m in [best, *close][:4]]
         linked.refusals.append(

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from noema_graph.agents.references import StoreNames, link
 from noema_graph.noema import DemoSummary
 from tests.scripted import call, plan_reply, structured, text, tools_reply
 
@@ -180,3 +181,21 @@ def test_counted_names_are_not_the_category_a_card_moves_into(
     state = run_agent_graph("taxonomy_curator", model, demo.path, request)
     assert state["output"]["success"], state["output"]["error"]
     assert _calls(state, "move_card") == [{"card_id": 9, "category_id": biology}]
+
+
+def test_card_text_in_another_language_and_the_more_precise_card_win(demo: DemoSummary) -> None:
+    store = StoreNames(demo.path)
+    symbol = int(_one(demo.path, "SELECT id FROM cards WHERE front LIKE '%symbol for Cobalt%'"))
+    answer = _card(demo.path, "Cobalt")  # another card whose whole answer is the word
+    french = link(
+        "Aide-moi avec la carte du symbole chimique du cobalt.", ["card"], store, card_text=True
+    )
+    assert [r.value for r in french.references] == [symbol]
+    by_answer = link(
+        "Help me with the card whose answer is Cobalt.", ["card"], store, card_text=True
+    )
+    assert [r.value for r in by_answer.references] == [answer]
+    # nothing close enough: no card is linked, none is guessed
+    assert (
+        link("Quiz me on the card about tides.", ["card"], store, card_text=True).references == []
+    )
