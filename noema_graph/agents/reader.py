@@ -35,7 +35,9 @@ from noema_graph.agents.references import (
     NameMatcher,
     StoreNames,
     destination,
+    fold,
     link,
+    similar_phrases,
 )
 from noema_graph.agents.similar_names import EmbeddedNames
 from noema_graph.agents.values import unallowed_value
@@ -106,7 +108,7 @@ class AgentReader:
             linked = self._link(text, card_text=True)
             if linked.refusals:
                 return RequestReading(refusal=linked.refusals[0])
-        linked = self._destined(tool, text, linked)
+        linked = self._completed(tool, text, self._destined(tool, text, linked))
         problem = self._change_problem(tool, text, linked)
         refs = tuple(r for r in linked.references if r.kind in kinds)
         return RequestReading(
@@ -146,6 +148,28 @@ class AgentReader:
             if (chosen := destination(text, values)) is not None:
                 kept = [r for r in linked.references if r.kind != kind or r is chosen]
                 linked = Linked(references=kept, refusals=list(linked.refusals))
+        return linked
+
+    def _completed(self, tool: str, text: str, linked: Linked) -> Linked:
+        """Return ``linked`` with names in another language a change lacks (``Gaz nobles``).
+
+        Only for a kind the tool needs more records of than the request spells; each
+        record keeps its place in the request (a link's source before its target).
+        """
+        refs = list(references(self.schemas[tool]).values())
+        for kind in dict.fromkeys(refs):
+            have = [r for r in linked.references if r.kind == kind]
+            if kind == "card" or self.matcher is None or len(have) >= refs.count(kind):
+                continue
+            taken = [r.text for r in linked.references]
+            extra = similar_phrases(text, kind, self.store, self.matcher, taken)
+            if not extra:
+                continue
+            folded = fold(text)
+            placed = [(folded.find(fold(r.text)), r) for r in have] + extra
+            ordered = [r for _, r in sorted(placed, key=lambda item: item[0])]
+            others = [r for r in linked.references if r.kind != kind]
+            linked = Linked(references=ordered + others, refusals=list(linked.refusals))
         return linked
 
     def _change_problem(self, tool: str, text: str, linked: Linked) -> Refusal | None:

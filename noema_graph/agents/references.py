@@ -441,6 +441,45 @@ def _link_unknown(
             return
 
 
+def similar_phrases(
+    request: str, kind: str, store: StoreNames, matcher: NameMatcher, taken: Sequence[str]
+) -> list[tuple[int, Reference]]:
+    """Return ``(position, reference)`` of names written in another language, no noun near.
+
+    ``Relie Gaz nobles à Halogens``: a capitalised word and up to two words after it (up to
+    a function word) that no name spells, scored by ``matcher``; a clear best (see
+    :func:`_link_unknown`) is linked. ``taken``: the words of the references linked already.
+    """
+    names = store.names(kind)
+    spans = [m.span() for t in taken if t for m in re.finditer(re.escape(fold(t)), fold(request))]
+    found: list[tuple[int, Reference]] = []
+    for start, phrases in _phrases(request):
+        if any(s <= start < e for s, e in spans):
+            continue
+        refs = [r for p in phrases if (r := _clear(kind, p, names, matcher(p, names)))]
+        if refs:
+            best = max(refs, key=lambda r: r.score)
+            if all(best.value != r.value for _, r in found):
+                found.append((start, best))
+    return found
+
+
+def _phrases(request: str) -> list[tuple[int, list[str]]]:
+    """Return each capitalised word's position and its phrases of one to three words."""
+    found: list[tuple[int, list[str]]] = []
+    for match in re.finditer(r"(?<![\w'-])[A-ZÀ-Ý][\w'-]*", request):
+        if fold(match.group(0)) in _NOT_NAMES | _STOP:
+            continue
+        words = [match.group(0)]
+        after = re.match(r"(?:[ ]+[\w'-]+){0,2}", request[match.end() :])
+        for word in after.group(0).split() if after else ():
+            if fold(word) in _NOT_NAMES | _STOP or word.isdigit():
+                break
+            words.append(word)
+        found.append((match.start(), [" ".join(words[:k]) for k in range(1, len(words) + 1)]))
+    return found
+
+
 def _clear(
     kind: str, written: str, names: Mapping[int, str], ranked: Sequence[tuple[int, float]]
 ) -> Reference | None:

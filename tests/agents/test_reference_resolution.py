@@ -199,3 +199,27 @@ def test_card_text_in_another_language_and_the_more_precise_card_win(demo: DemoS
     assert (
         link("Quiz me on the card about tides.", ["card"], store, card_text=True).references == []
     )
+
+
+def test_concepts_named_in_another_language_without_their_noun_are_linked_in_order(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    model = scripted(structured("ConceptLinks", links=[], summary="Linked."), **SMALL)
+    request = "Relie Gaz nobles à Halogens, type contrasts_with."
+    state = run_agent_graph("knowledge_graph", model, demo.path, request)
+    assert _calls(state, "link_concepts") == [
+        {"source": "Noble gases", "target": "Halogens", "kind": "contrasts_with"}
+    ]
+
+
+def test_a_foreign_name_two_records_mean_alike_is_refused(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    # "Métaux alcalins": Alkali metals and Alkaline earth metals score too close to tell
+    before = _store(demo.path)
+    model = scripted(**SMALL)
+    request = "Relie Métaux alcalins à Halogens, type related_to."
+    state = run_agent_graph("knowledge_graph", model, demo.path, request)
+    assert state["output"]["error"]["code"] == "not_found"
+    assert _calls(state, "link_concepts") == []
+    assert _store(demo.path) == before
