@@ -9,9 +9,13 @@
    an id or a name the store lacks is refused (``not_found``), naming the candidates;
 3. an agent that can write decides whether the request asks for one of its changes, asks a
    question, is unclear, or is another agent's job (:mod:`~noema_graph.agents.intent`);
-4. a change must have every reference its tool needs, at most one record that it repeats
-   over (``cards 154 and 157``: two calls), and no value its schema does not allow
-   (``kind: reacts_with``): else it is refused, and nothing is written.
+4. a change must have every reference its tool needs, at most one record of each kind it
+   takes once (of several, the one written as the destination: ``from Chemistry into
+   Biology``), any number of the record it repeats over (``cards 154 and 157``: two calls),
+   and no value its schema does not allow (``kind: reacts_with``, ``de type 'cause'``,
+   :mod:`~noema_graph.agents.values`): else it is refused, and nothing is written. Names
+   in another language a change lacks (``Relie Gaz nobles à Halogens``) are scored by
+   meaning first (:func:`~noema_graph.agents.references.similar_phrases`).
 """
 
 from __future__ import annotations

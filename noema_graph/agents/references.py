@@ -5,13 +5,20 @@ Three ways a request names a record, in English, French and Spanish:
 * by id after its noun (``card 5``, ``cartes 15 et 140``, ``mazo 2``): the id must exist,
   else ``There is no card 250.`` (not_found);
 * by name (categories, decks, concepts), in any case, with or without accents, or nearly
-  (:data:`FUZZY` similarity of the words); a capitalised name written beside the kind's
-  noun that matches nothing is refused naming the candidates (``There is no category named
-  'Astronomy'; categories: ...``);
-* a card by its text (``the card that asks which element has atomic number 26``): the
-  store's FTS5 index ``cards_fts`` finds candidates, and the share of a candidate's front
-  words the request holds scores it; a clear best (:data:`CARD_TEXT` and ahead by
-  :data:`CARD_LEAD`) is linked, a close second makes the reference ambiguous.
+  (:data:`FUZZY` similarity of the words), or quoted whole; a name counted or qualifying a
+  card noun (``63 capital cards``, ``tarjetas de Capitales``) names no record when another
+  of its kind is named. A capitalised name written beside the kind's noun that no name
+  spells is scored by meaning (a :data:`NameMatcher`, the e5 embedder: ``la categoría
+  Química`` is Chemistry) and linked when clearly the best (:data:`NAME_SIMILARITY`,
+  :data:`NAME_LEAD`), else refused naming the candidates, the nearest last (``There is no
+  category named 'Astronomy'; categories: ...; nearest: ...``);
+* a card by its text (``the card that asks which element has atomic number 26``, ``the
+  card whose answer is Canberra``): the store's FTS5 index ``cards_fts`` (front and back,
+  a long word's stem too) finds candidates, and the share of a candidate's front words,
+  or of its back's, that the request holds (a word spelt nearly alike counts) scores it;
+  a clear best (:data:`CARD_TEXT` and ahead by :data:`CARD_LEAD`) is linked, a close second
+  makes the reference ambiguous, and a card holding only part of what another holds
+  (``Nairobi`` beside ``Nairobi, Kenya``) is no rival.
 
 Each link carries its score. Works on SQLite and PostgreSQL stores alike.
 """
