@@ -13,17 +13,20 @@
    that write and its references), which never writes: the run asks the learner about it
    when questions are allowed, else runs it dry and says what it would change
    (:func:`~noema_graph.grounding.reading.may_preview`);
-4. a change must have every reference its tool needs, at most one record that it repeats
-   over (``cards 154 and 157``: two calls), and no value its schema does not allow
-   (``kind: reacts_with``): else it is refused, and nothing is written.
+4. a change must have every reference its tool needs, at most one record of each kind it
+   takes once (of several, the one written as the destination: ``from Chemistry into
+   Biology``), any number of the record it repeats over (``cards 154 and 157``: two calls),
+   and no value its schema does not allow (``kind: reacts_with``, ``de type 'cause'``,
+   :mod:`~noema_graph.agents.values`): else it is refused, and nothing is written. Names
+   in another language a change lacks (``Relie Gaz nobles à Halogens``) are scored by
+   meaning first (:func:`~noema_graph.agents.references.similar_phrases`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 from langchain_core.tools import BaseTool
 
@@ -34,29 +37,25 @@ from noema_graph.agents.intent import (
     classifier_for,
     language_known,
 )
-from noema_graph.agents.references import TABLES, Linked, StoreNames, fold, link
+from noema_graph.agents.references import (
+    TABLES,
+    Linked,
+    NameMatcher,
+    StoreNames,
+    destination,
+    fold,
+    link,
+    similar_phrases,
+)
+from noema_graph.agents.similar_names import EmbeddedNames
+from noema_graph.agents.values import unallowed_value
 from noema_graph.grounding.arguments import references
 from noema_graph.grounding.reading import RequestReader, input_problem, writes
+from noema_graph.memory.embedders import default_embedder
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.state.models import Reference, Refusal, RequestReading
 
 LANGUAGES = "English, French or Spanish"
-_IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
-
-
-def _options(schema: Mapping[str, Any]) -> list[str]:
-    """Return the string options of every enum argument of ``schema``."""
-    found: list[str] = []
-    for sub in (schema.get("properties") or {}).values():
-        branches = [sub, *(sub.get("anyOf") or [])] if isinstance(sub, Mapping) else []
-        for branch in branches:
-            if isinstance(branch, Mapping) and isinstance(branch.get("enum"), list):
-                found += [str(o) for o in branch["enum"]]
-    defs = schema.get("$defs") or {}
-    for sub in defs.values():
-        if isinstance(sub, Mapping) and isinstance(sub.get("enum"), list):
-            found += [str(o) for o in sub["enum"]]
-    return found
 
 
 class AgentReader:
@@ -69,8 +68,12 @@ class AgentReader:
         tools: Sequence[BaseTool],
         store: StoreNames,
         classifier: IntentClassifier | None,
+        matcher: NameMatcher | None = None,
     ) -> None:
-        """Keep what reading needs; the store is read per request."""
+        """Keep what reading needs; the store is read per request.
+
+        ``matcher`` scores names written in another language (None: they are refused).
+        """
         self.agent = agent
         self.description = description
         self.schemas = {t.name: tool_args_schema(t) for t in tools}
@@ -80,6 +83,7 @@ class AgentReader:
         )
         self.store = store
         self.classifier = classifier
+        self.matcher = matcher
 
     def __call__(self, request: str) -> RequestReading:
         """Return the reading of ``request``."""
@@ -122,6 +126,7 @@ class AgentReader:
             linked = self._link(text, card_text=True)
             if linked.refusals:
                 return RequestReading(refusal=linked.refusals[0])
+        linked = self._completed(tool, text, self._destined(tool, text, linked))
         problem = self._change_problem(tool, text, linked)
         refs = tuple(r for r in linked.references if r.kind in kinds)
         return RequestReading(
@@ -129,7 +134,7 @@ class AgentReader:
         )
 
     def _link(self, text: str, *, card_text: bool) -> Linked:
-        return link(text, self.kinds, self.store, card_text=card_text)
+        return link(text, self.kinds, self.store, card_text=card_text, matcher=self.matcher)
 
     def _unchanged(self, label: str, margin: float, linked: Linked) -> RequestReading:
         intent = "question" if label == QUESTION else "uncertain"
@@ -145,6 +150,45 @@ class AgentReader:
         return RequestReading(
             intent=intent, score=margin, references=tuple(linked.references), note=note
         )
+
+    def _destined(self, tool: str, text: str, linked: Linked) -> Linked:
+        """Return ``linked`` with one record of each kind the tool takes once, if it can tell.
+
+        Of several categories named for a move, the one written as where the card goes
+        (``from Chemistry into Biology``) is the one the change takes; the first kind (the
+        record the call repeats over) keeps every record.
+        """
+        refs = list(references(self.schemas[tool]).values())
+        for kind in refs[1:]:
+            values = [r for r in linked.references if r.kind == kind]
+            if refs.count(kind) != 1 or len({str(r.value) for r in values}) < 2:
+                continue
+            if (chosen := destination(text, values)) is not None:
+                kept = [r for r in linked.references if r.kind != kind or r is chosen]
+                linked = Linked(references=kept, refusals=list(linked.refusals))
+        return linked
+
+    def _completed(self, tool: str, text: str, linked: Linked) -> Linked:
+        """Return ``linked`` with names in another language a change lacks (``Gaz nobles``).
+
+        Only for a kind the tool needs more records of than the request spells; each
+        record keeps its place in the request (a link's source before its target).
+        """
+        refs = list(references(self.schemas[tool]).values())
+        for kind in dict.fromkeys(refs):
+            have = [r for r in linked.references if r.kind == kind]
+            if kind == "card" or self.matcher is None or len(have) >= refs.count(kind):
+                continue
+            taken = [r.text for r in linked.references]
+            extra = similar_phrases(text, kind, self.store, self.matcher, taken)
+            if not extra:
+                continue
+            folded = fold(text)
+            placed = [(folded.find(fold(r.text)), r) for r in have] + extra
+            ordered = [r for _, r in sorted(placed, key=lambda item: item[0])]
+            others = [r for r in linked.references if r.kind != kind]
+            linked = Linked(references=ordered + others, refusals=list(linked.refusals))
+        return linked
 
     def _change_problem(self, tool: str, text: str, linked: Linked) -> Refusal | None:
         schema = self.schemas[tool]
@@ -163,17 +207,14 @@ class AgentReader:
                     message=f"The request names several {kind} records ({shown}); say which one.",
                     candidates=tuple(str(v.label or v.value) for v in values),
                 )
-        allowed = _options(schema)
-        if allowed:
-            for written in _IDENTIFIER.findall(fold(text)):
-                named = written in schema.get("properties", {}) or written in self.schemas
-                if written not in allowed and not named:  # an argument or a tool is no value
-                    return Refusal(
-                        code="invalid_input",
-                        message=f"{written!r} is not an allowed value; allowed: "
-                        f"{', '.join(allowed)}.",
-                        candidates=tuple(allowed),
-                    )
+        names = [str(r.label or r.value) for r in linked.references]
+        if bad := unallowed_value(text, schema, names, tools=set(self.schemas)):
+            written, allowed = bad
+            return Refusal(
+                code="invalid_input",
+                message=f"{written!r} is not an allowed value; allowed: {', '.join(allowed)}.",
+                candidates=tuple(allowed),
+            )
         return None
 
     def _missing(self, kind: str, found: int, wanted: int, tool: str) -> Refusal:
@@ -206,7 +247,14 @@ def request_reader(
     """Return the request reader of ``agent`` over its ``tools`` and the store at ``db``."""
     store = StoreNames(db)
     classifier = classifier_for(agent) if any(writes(t) for t in tools) else None
-    return AgentReader(agent, description, tools, store, classifier)
+    return AgentReader(agent, description, tools, store, classifier, name_matcher())
+
+
+@cache
+def name_matcher() -> NameMatcher | None:
+    """Return the shared matcher of names by meaning (None: no embedder installed)."""
+    embedder = default_embedder()
+    return EmbeddedNames(embedder) if embedder is not None else None
 
 
 __all__ = ["AgentReader", "Reference", "request_reader"]

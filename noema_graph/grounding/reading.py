@@ -11,10 +11,13 @@ nodes then hold every model to it:
 * :func:`write_refusal` refuses, before it runs, a write call the reading does not back:
   any write of a request that asks nothing to change, or a reference argument (``card_id``,
   a concept's name) to a record the request did not refer to;
+* :func:`with_references` adds the linked records to what the run has seen, so a read
+  tool's reference takes a card named by its text as it takes ``card 31``;
 * :func:`bound_calls` gives a write step's calls from the reading: one call per record the
   request names (``cards 154 and 157`` -> two calls), whatever the model would have made.
 
-Depends on :mod:`noema_graph.state` and :mod:`~noema_graph.grounding.arguments` only.
+Depends on :mod:`noema_graph.state`, :mod:`~noema_graph.grounding.arguments` and
+:mod:`~noema_graph.grounding.seen` only.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from noema_graph.grounding.arguments import references
+from noema_graph.grounding.seen import Seen
 from noema_graph.state.models import Refusal, RequestReading
 
 RequestReader = Callable[[str], RequestReading]
@@ -115,12 +119,28 @@ def write_refusal(
     return None
 
 
+def with_references(seen: Seen, reading: RequestReading | None) -> Seen:
+    """Return ``seen`` (changed in place) holding the records the reading linked.
+
+    A card named by its text (``the card that asks for the capital of Mongolia``) is then
+    an id the request gives, as ``card 31`` would be: a read tool's reference takes it, and
+    nothing else, instead of a number the model makes up.
+    """
+    for ref in reading.references if reading is not None else ():
+        if isinstance(ref.value, int) and not isinstance(ref.value, bool):
+            seen.add_id(ref.kind, ref.value, ref.label or None)
+        elif isinstance(ref.value, str):
+            seen.add_name(ref.kind, ref.value)
+    return seen
+
+
 def bound_calls(schema: Mapping[str, Any], reading: RequestReading | None) -> list[dict[str, Any]]:
     """Return the reference arguments of a write step's calls, one dict per call.
 
     Each kind the tool takes gets the request's references of that kind: as many arguments
-    as references fill them in order (``source``, ``target``); one argument and several
-    references make one call per reference (the product over kinds). Empty: the reading
+    as references fill them in order (``source``, ``target``), twice as many make two calls
+    (:func:`_groups`); one argument and several references make one call per reference
+    (the product over kinds). Empty: the reading
     binds nothing (no reading, or a kind without references).
     """
     if reading is None or not reading.references:
@@ -136,9 +156,7 @@ def bound_calls(schema: Mapping[str, Any], reading: RequestReading | None) -> li
                 return []
             continue
         if len(names) > 1:
-            options.append(
-                [dict(zip(names, values, strict=False))] if len(values) >= len(names) else []
-            )
+            options.append(_groups(names, values))
         else:
             options.append([{names[0]: v} for v in values])
     if not options or any(not o for o in options):
@@ -146,6 +164,22 @@ def bound_calls(schema: Mapping[str, Any], reading: RequestReading | None) -> li
     return [
         dict(itertools.chain.from_iterable(d.items() for d in combo))
         for combo in itertools.product(*options)
+    ]
+
+
+def _groups(names: Sequence[str], values: Sequence[Any]) -> list[dict[str, Any]]:
+    """Return the calls' arguments of several arguments of one kind, filled in order.
+
+    As many values as arguments fill one call; a whole multiple of them (``Africa to Asia
+    and Americas to Europe``) fills one call per group; else the first values fill one.
+    """
+    size = len(names)
+    if len(values) < size:
+        return []
+    if len(values) % size:
+        return [dict(zip(names, values, strict=False))]
+    return [
+        dict(zip(names, values[at : at + size], strict=True)) for at in range(0, len(values), size)
     ]
 
 

@@ -22,7 +22,8 @@ from noema_graph.config import AgentConfig
 from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError
 from noema_graph.events import Compaction, ErrorEvent, Thinking
-from noema_graph.grounding.reading import offered
+from noema_graph.grounding import seen_in
+from noema_graph.grounding.reading import offered, with_references
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import (
@@ -47,7 +48,7 @@ from noema_graph.nodes.plan_steps import (
     spread_calls,
     steps_done,
 )
-from noema_graph.nodes.routing import pending_tool_calls
+from noema_graph.nodes.routing import pending_tool_calls, seen_so_far
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import EXECUTE, OBSERVATION_NUDGE, REACT, react_hints
 from noema_graph.protocols.react import parse_response
@@ -131,7 +132,12 @@ def _offer(
             return turn.tools, turn.schemas, calls
     if deps.protocol != "react":
         return tools, None, []
-    return tools, {name: a.schema for name, a in narrowed(tools, request, trace).items()}, []
+    seen = (
+        with_references(seen_in(request), reading),
+        with_references(seen_so_far(request, trace), reading),
+    )
+    schemas = narrowed(tools, request, trace, seen=seen)
+    return tools, {name: a.schema for name, a in schemas.items()}, []
 
 
 NEXT_STEP = "Now do step"

@@ -29,7 +29,7 @@ from noema_graph.grounding import (
     step_arguments,
 )
 from noema_graph.grounding.arguments import StepArguments
-from noema_graph.grounding.reading import bound_calls, writes
+from noema_graph.grounding.reading import bound_calls, with_references, writes
 from noema_graph.grounding.sources import REQUEST
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.nodes.common import preview
@@ -241,7 +241,8 @@ def planned_turn(
     offered = [t for t in tools if t.name in names]
     if not offered:
         return PlannedTurn([])
-    asked, seen = seen_in(request), seen_so_far(request, trace)
+    asked = with_references(seen_in(request), reading)
+    seen = with_references(seen_so_far(request, trace), reading)
     arguments = narrowed(offered, request, trace, step, (asked, seen))
     usable = [t for t in offered if not _unreferenced(arguments[t.name], seen)] or offered
     kinds = {t.name: _anchored(t, arguments[t.name], asked) for t in usable}

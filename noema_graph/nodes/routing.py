@@ -17,6 +17,7 @@ from langgraph.types import Send
 from noema_graph.config import AgentConfig
 from noema_graph.context import RunContext
 from noema_graph.grounding import Seen, seen_in
+from noema_graph.grounding.reading import with_references
 from noema_graph.grounding.recovery import REPEATED_FAILURE, add_failure, last_failure, pending_fix
 from noema_graph.grounding.sources import result_data
 from noema_graph.state.agent import RouteState
@@ -350,12 +351,12 @@ def grounding_of(state: RouteState, read_only: Container[str] = ()) -> dict[str,
     """
     request = latest_human_text(state.get("messages") or [])
     trace = state.get("trace") or ()
-    seen = seen_so_far(request, trace)
+    reading = state.get("reading")
+    seen = with_references(seen_so_far(request, trace), reading)
     kinds: dict[str, list[Any]] = {kind: list(values) for kind, values in seen.ids.items()}
     for kind, names in seen.names.items():
         kinds.setdefault(kind, []).extend(names)
     failed = failed_so_far(trace, read_only)
-    reading = state.get("reading")
     return {
         **({"reading": reading} if reading is not None else {}),
         **({"seen": kinds, "request": request} if kinds else {}),

@@ -8,14 +8,23 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from noema_graph.agents.intent import language_known
-from noema_graph.agents.references import fold, ids_named, names_named, near, slot_names
+from noema_graph.agents.references import (
+    destination,
+    fold,
+    ids_named,
+    names_named,
+    near,
+    slot_names,
+)
 from noema_graph.grounding.reading import (
     MAX_REQUEST_CHARS,
     bound_calls,
     input_problem,
     offered,
+    with_references,
     write_refusal,
 )
+from noema_graph.grounding.seen import Seen
 from noema_graph.state.models import Reference, RequestReading
 
 MOVE = {
@@ -84,6 +93,28 @@ def test_a_capitalised_name_beside_its_noun_is_read_as_a_slot() -> None:
     assert near("Capital", "capital cities") and not near("Astronomy", "chemistry")
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    ["Which categories are there?", "¿Qué categorías hay?", "Quelles catégories existent ?"],
+)
+def test_a_question_word_before_the_noun_is_no_name(request_text: str) -> None:
+    assert slot_names(request_text, "category") == []
+    assert slot_names("The Mythology category, please.", "category") == ["Mythology"]
+
+
+def test_the_record_written_as_where_something_goes_is_the_destination() -> None:
+    chemistry, biology = (
+        Reference(kind="category", value=v, text=v) for v in ("Chemistry", "Biology")
+    )
+    assert destination("Move card 5 from Chemistry into Biology.", [chemistry, biology]) == biology
+    assert (
+        destination("Pasa la tarjeta 5 de Chemistry a la categoría Biology.", [chemistry, biology])
+        == biology
+    )
+    assert destination("Move card 5 to Chemistry or Biology.", [chemistry, biology]) is None
+    assert destination("Chemistry and Biology: which fits card 5?", [chemistry, biology]) is None
+
+
 def test_the_language_check_reads_function_words() -> None:
     assert language_known("How am I doing?")
     assert language_known("¿Cómo voy con mis tarjetas?")
@@ -104,6 +135,32 @@ def test_several_records_of_the_first_reference_make_one_call_each() -> None:
     )
     assert bound_calls(LINK, two) == [{"source": "A", "target": "B"}]
     assert bound_calls(MOVE, _reading(card=[5])) == []  # a required kind without references
+
+
+def test_twice_as_many_records_as_arguments_of_a_kind_make_two_calls() -> None:
+    four = RequestReading(
+        intent="change",
+        references=tuple(Reference(kind="concept", value=v) for v in "ABCD"),
+    )
+    assert bound_calls(LINK, four) == [
+        {"source": "A", "target": "B"},
+        {"source": "C", "target": "D"},
+    ]
+    three = RequestReading(intent="change", references=four.references[:3])
+    assert bound_calls(LINK, three) == [{"source": "A", "target": "B"}]
+
+
+def test_the_records_the_reading_linked_are_seen_as_the_requests_own() -> None:
+    reading = RequestReading(
+        references=(
+            Reference(kind="card", value=31, label="What is the capital of Mongolia?"),
+            Reference(kind="concept", value="Halogens"),
+        )
+    )
+    seen = with_references(Seen(), reading)
+    assert seen.ids == {"card": {31: "What is the capital of Mongolia?"}}
+    assert list(seen.names["concept"]) == ["Halogens"]
+    assert with_references(Seen(), None).ids == {}
 
 
 def test_a_write_the_reading_does_not_back_is_refused() -> None:
