@@ -202,7 +202,7 @@ def _setup_timeout() -> DatabaseUnavailable:
     )
 
 
-def _locked(row: Mapping[str, Any] | None) -> bool:
+def _locked(row: Mapping[str, object] | None) -> bool:
     return bool(row and row["locked"])
 
 

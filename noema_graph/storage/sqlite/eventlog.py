@@ -97,9 +97,9 @@ class LoggedEvent:
     call_id: str | None = None
     tool: str | None = None
     status: str | None = None
-    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    data: dict[str, object] = field(default_factory=dict[str, object])
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """Return the event as a JSON-ready dict."""
         return {name: getattr(self, name) for name in _COLUMNS}
 
@@ -110,13 +110,13 @@ def query_sql(
     trace_id: str | None,
     types: Iterable[str] | None,
     limit: int | None,
-) -> tuple[str, list[Any]]:
+) -> tuple[str, list[object]]:
     """Return the SELECT of :meth:`EventLog.query` (``?`` placeholders) and its parameters.
 
     One query for both logs: the PostgreSQL one translates the placeholders.
     """
     where: list[str] = []
-    params: list[Any] = []
+    params: list[object] = []
     for column, value in (("thread_id", thread_id), ("trace_id", trace_id)):
         if value is not None:
             where.append(f"{column} = ?")
@@ -167,7 +167,9 @@ class EventLog(Closeable):
         if self._owned:
             self.conn.close()
 
-    def append(self, type_: str, *, data: Mapping[str, Any] | None = None, **columns: Any) -> int:
+    def append(
+        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: Any
+    ) -> int:
         """Append one event and commit it; return its sequence number.
 
         ``columns`` are the optional columns of :class:`LoggedEvent` (thread_id, trace_id,
@@ -196,7 +198,7 @@ class EventLog(Closeable):
         sql, params = query_sql(thread_id=thread_id, trace_id=trace_id, types=types, limit=limit)
         return [_event(row) for row in self._rows(sql, params)]
 
-    def _rows(self, sql: str, params: list[Any]) -> list[Sequence[Any]]:
+    def _rows(self, sql: str, params: list[object]) -> list[Sequence[Any]]:
         """Return the rows of a SELECT, values in column order (PostgreSQL overrides it)."""
         with self.lock:
             return self.conn.execute(sql, params).fetchall()
