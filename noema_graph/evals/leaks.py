@@ -42,7 +42,7 @@ class Leak(BaseModel):
 def _dig(data: Any, path: str) -> Iterator[Any]:
     """Yield the values at dotted ``path`` in ``data`` (lists are walked item by item)."""
     if isinstance(data, list):
-        for item in data:  # pyright: ignore[reportUnknownVariableType] -- JSON list
+        for item in data:
             yield from _dig(item, path)
         return
     head, _, rest = path.partition(".")
@@ -51,7 +51,7 @@ def _dig(data: Any, path: str) -> Iterator[Any]:
         if rest:
             yield from _dig(inner, rest)
         elif isinstance(inner, list):
-            yield from inner  # pyright: ignore[reportUnknownArgumentType] -- JSON list
+            yield from inner
         else:
             yield inner
 
@@ -74,7 +74,7 @@ def secrets_of(
             result: Any = json.loads(step.observation)
         except json.JSONDecodeError:
             continue
-        data: Any = result.get("data", result) if isinstance(result, dict) else result  # pyright: ignore[reportUnknownMemberType] -- JSON object
+        data: Any = result.get("data", result) if isinstance(result, dict) else result
         paths = secret_fields[step.action.tool]
         values = [(p, str(v).strip()) for p in paths for v in _dig(data, p)]
         secret = {v for _, v in values}

@@ -51,7 +51,7 @@ class Script:
     plans: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
     reflections: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
     turns: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
-    final: Any = None
+    final: object = None
 
 
 def _plan(thought: str, observation: str | None, goal: str) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def _reflection(thought: str, observation: str | None) -> dict[str, Any]:
 
 def script_of(
     steps: Sequence[Mapping[str, Any]],
-    final: Any,
+    final: object,
     *,
     request: str,
     subagents: Mapping[str, Any] | None = None,
@@ -117,7 +117,7 @@ def _child_script(output: Mapping[str, Any]) -> Script:
     return script_of(steps, output.get("result"), request="")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
@@ -166,7 +166,7 @@ class ReplayChatModel(BaseChatModel):
         return self._stack or [self.script]
 
     def bind_tools(
-        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+        self, tools: Sequence[object], *, tool_choice: object = None, **kwargs: Any
     ) -> Runnable[Any, AIMessage]:
         """Remember which schema a structured-output call asks for; tools need no binding."""
         names = [_tool_name(t) for t in tools]
@@ -225,7 +225,7 @@ def _structured(schema: str, args: Mapping[str, Any]) -> AIMessage:
     return AIMessage(content="", tool_calls=[call])
 
 
-def _tool_name(tool: Any) -> str:
+def _tool_name(tool: object) -> str:
     if isinstance(tool, BaseTool):
         return tool.name
     if isinstance(tool, dict):

@@ -62,10 +62,10 @@ def text_fields(output: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
     if isinstance(value, str):
         yield path, value, False
     elif isinstance(value, dict):
-        for key, inner in value.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for key, inner in value.items():
             yield from text_fields(inner, f"{path}.{key}" if path else str(key))
     elif isinstance(value, list):
-        for index, inner in enumerate(value):  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType] -- JSON
+        for index, inner in enumerate(value):
             for where, text, _ in text_fields(inner, f"{path}[{index}]"):
                 yield where, text, isinstance(inner, str)
 
