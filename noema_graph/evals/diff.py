@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from noema_graph.errors import ConfigurationError
 from noema_graph.evals.evaluator import ItemResult, summarize
 
@@ -142,7 +144,15 @@ def agent_changes(
     return sorted(rows, key=lambda r: (not r["regression"], r["agent"] == "all", r["agent"]))
 
 
-def compare_results(old: str | Path, new: str | Path) -> dict[str, object]:
+class Comparison(TypedDict):
+    """What :func:`compare_results` returns."""
+
+    items: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    regressions: int
+
+
+def compare_results(old: str | Path, new: str | Path) -> Comparison:
     """Return ``{"items": [...], "agents": [...], "regressions": n}`` for two results files."""
     before, after = load_results(old), load_results(new)
     items = item_changes(before, after)
