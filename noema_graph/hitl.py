@@ -47,14 +47,14 @@ def reject(reason: str = "") -> Decision:
     return Decision(action="reject", reason=reason)
 
 
-def edit(args: Mapping[str, Any]) -> Decision:
+def edit(args: Mapping[str, object]) -> Decision:
     """Return the decision to run a call with ``args`` instead."""
     return Decision(action="edit", args=dict(args))
 
 
-def _request(value: Any) -> HumanRequest | None:
+def _request(value: object) -> HumanRequest | None:
     if isinstance(value, Mapping):
-        kind = value.get("type")  # pyright: ignore[reportUnknownMemberType]
+        kind = value.get("type")
         if kind == "clarify":
             return ClarifyRequest.model_validate(value)
         if kind == "confirm":
@@ -78,7 +78,7 @@ def pending(graph: Any, config: RunnableConfig) -> list[Pending]:
     return pending_of(snapshot.interrupts)
 
 
-def check_answer(request: HumanRequest, answer: Any) -> Any:
+def check_answer(request: HumanRequest, answer: object) -> object:
     """Validate ``answer`` for ``request``; raise :class:`HumanInputError` naming the field.
 
     A clarify answer must be text; a confirm answer is read as in ``parse_decisions``. Returns
@@ -96,7 +96,7 @@ def check_answer(request: HumanRequest, answer: Any) -> Any:
     return {i: d.model_dump(mode="json") for i, d in decisions.items()}
 
 
-def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any]:
+def resume_with(graph: Any, config: RunnableConfig, answers: object) -> Command[Any]:
     """Return the ``Command`` that resumes the paused run with ``answers``.
 
     With one open request, ``answers`` is its answer; with several, a dict keyed by interrupt
@@ -117,8 +117,8 @@ def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any
             f"{len(open_requests)} requests are open",
             fix="pass a dict mapping each interrupt id to its answer",
         )
-    by_id: Mapping[Any, Any] = answers  # pyright: ignore[reportUnknownVariableType]
-    values: dict[str, Any] = {}
+    by_id: Mapping[object, object] = answers
+    values: dict[str, object] = {}
     for item in open_requests:
         if item.interrupt_id not in by_id:
             raise HumanInputError(
@@ -131,7 +131,7 @@ def resume_with(graph: Any, config: RunnableConfig, answers: Any) -> Command[Any
 
 
 def answer_with(
-    graph: Any, config: RunnableConfig, respond: Callable[[HumanRequest], Any]
+    graph: Any, config: RunnableConfig, respond: Callable[[HumanRequest], object]
 ) -> Command[Any] | None:
     """Return the resume ``Command`` with ``respond``'s answer to every open request.
 
@@ -164,7 +164,7 @@ __all__ = [
 
 
 def paused_output(
-    values: Mapping[str, Any], open_requests: Sequence[Pending], config: AgentConfig
+    values: Mapping[str, object], open_requests: Sequence[Pending], config: AgentConfig
 ) -> AgentOutput:
     """Return the output contract of a run paused for the user.
 
