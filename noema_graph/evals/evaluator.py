@@ -16,9 +16,10 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
 
 from noema_graph.claims import hallucinated_actions
 from noema_graph.errors import ConfigurationError
@@ -168,7 +169,7 @@ def _as_trajectory(value: object, where: str) -> Trajectory:
 def _by_id(items: list[EvalItem], trajectories: object) -> dict[str, Trajectory]:
     """Return the trajectories keyed by item id: from a mapping, or a list in dataset order."""
     if isinstance(trajectories, Mapping):
-        pairs: dict[Any, Any] = dict(trajectories)
+        pairs: dict[object, object] = dict(trajectories)
         return {str(k): _as_trajectory(v, f"trajectory {k!r}") for k, v in pairs.items()}
     if isinstance(trajectories, Sequence) and not isinstance(trajectories, str):
         listed: list[object] = list(trajectories)
@@ -188,11 +189,29 @@ def _by_id(items: list[EvalItem], trajectories: object) -> dict[str, Trajectory]
     )
 
 
-def _store_and_outcome(wanted: Expectations, trajectory: Trajectory) -> dict[str, Any]:
+class _Modes(TypedDict):
+    """The matching modes an evaluator passes to the matchers."""
+
+    trajectory_match: TrajectoryMatch
+    args_match: ArgsMatch
+    overrides: Mapping[str, object] | None
+
+
+class _Checks(TypedDict):
+    """The end-state and outcome fields of an :class:`ItemResult`."""
+
+    error_code: str | None
+    outcome_ok: bool | None
+    state_ok: bool | None
+    unasked_changes: NotRequired[list[dict[str, object]]]
+    missing_changes: NotRequired[list[dict[str, object]]]
+
+
+def _store_and_outcome(wanted: Expectations, trajectory: Trajectory) -> _Checks:
     """Return the end-state and outcome fields of an item's result."""
     meta = trajectory.metadata
     code = meta.get("error") if isinstance(meta.get("error"), str) else None
-    checks: dict[str, Any] = {"error_code": code, "outcome_ok": None, "state_ok": None}
+    checks: _Checks = {"error_code": code, "outcome_ok": None, "state_ok": None}
     if wanted.refusal:
         codes = wanted.expected_error_code
         checks["outcome_ok"] = meta.get("success") is False and (not codes or code in codes)
@@ -273,11 +292,11 @@ class TrajectoryEvaluator:
         expected = item.expected_trajectory
         match = precision = recall = None
         if expected is not None:
-            modes: dict[str, Any] = {
-                "trajectory_match": self.trajectory_match,
-                "args_match": self.args_match,
-                "overrides": self.args_overrides,
-            }
+            modes = _Modes(
+                trajectory_match=self.trajectory_match,
+                args_match=self.args_match,
+                overrides=self.args_overrides,
+            )
             match = trajectory_matches(trajectory, expected, **modes)
             precision, recall = precision_recall(trajectory, expected, **modes)
         findings = hallucinated_actions(trajectory) if self.check_claims else []

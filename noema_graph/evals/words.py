@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,7 +55,7 @@ class Ungrounded(BaseModel):
     text: str
 
 
-def text_fields(output: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
+def text_fields(output: object, path: str = "") -> Iterator[tuple[str, str, bool]]:
     """Yield ``(path, text, in_list)`` for every string of ``output`` at any depth."""
     value = parsed(output)
     if isinstance(value, str):
