@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
@@ -110,7 +111,8 @@ class PostgresEventLog(EventLog):
             DatabaseUnavailable: the server could not be reached.
         """
         self.url = url
-        self.lock: Any = threading.Lock()  # EventLog's attribute; every call is independent
+        # EventLog's attribute; every call is independent
+        self.lock: AbstractContextManager[object] = threading.Lock()
         if create:
             ensure_table(url)
 
@@ -123,7 +125,7 @@ class PostgresEventLog(EventLog):
         """Nothing to close: every call borrows a pooled connection and gives it back."""
 
     def append(
-        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: Any
+        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: str | int | None
     ) -> int:
         """Append one event (committed on return); return its sequence number."""
         unknown = set(columns) - set(_COLUMNS[3:-1])

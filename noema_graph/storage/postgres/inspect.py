@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.storage.urls import (
@@ -115,8 +115,8 @@ class PostgresReader:
         rows = self._rows(PAUSED_SQL, (thread_id, interrupt))
         return {str(row["checkpoint_id"]) for row in rows}
 
-    def _rows(self, sql: str, params: tuple[object, ...]) -> list[DictRow]:
-        return self.conn.execute(sql, params).fetchall()  # pyright: ignore[reportArgumentType] -- constant SQL, typed str
+    def _rows(self, sql: LiteralString, params: tuple[object, ...]) -> list[DictRow]:
+        return self.conn.execute(sql, params).fetchall()
 
 
 def no_tables_error(url: str) -> ConfigurationError:

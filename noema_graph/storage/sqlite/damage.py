@@ -141,7 +141,7 @@ class BadRow:
 
 
 def checkpoint_problem(
-    serde: SerializerProtocol, kind: str | None, blob: bytes | None, metadata: Any
+    serde: SerializerProtocol, kind: str | None, blob: bytes | None, metadata: str | bytes | None
 ) -> str | None:
     """Return why a ``checkpoints`` row cannot be read back (None when it can)."""
     try:

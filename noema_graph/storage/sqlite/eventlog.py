@@ -14,14 +14,18 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from noema_graph.closing import Closeable
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
 from noema_graph.storage.sqlite.connection import connect
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 TABLE = "noema_events"
 EVENT_TYPES: tuple[str, ...] = (
@@ -143,10 +147,16 @@ class EventLog(Closeable):
     (:meth:`open`, closed by :meth:`close` or ``with``).
     """
 
-    def __init__(self, conn: sqlite3.Connection, *, lock: Any = None, owned: bool = False) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        lock: AbstractContextManager[object] | None = None,
+        owned: bool = False,
+    ) -> None:
         """Use ``conn`` (created with ``check_same_thread=False``); create the table."""
         self.conn = conn
-        self.lock: Any = lock if lock is not None else threading.Lock()
+        self.lock: AbstractContextManager[object] = lock if lock is not None else threading.Lock()
         self._owned = owned
         with self.lock:
             conn.executescript(_SCHEMA)
@@ -158,7 +168,7 @@ class EventLog(Closeable):
         return cls(connect(path), owned=True)
 
     @classmethod
-    def for_saver(cls, saver: Any) -> Self:
+    def for_saver(cls, saver: SqliteSaver) -> Self:
         """Share the connection and lock of a SqliteSaver: events live beside checkpoints."""
         return cls(saver.conn, lock=saver.lock)
 
@@ -168,7 +178,7 @@ class EventLog(Closeable):
             self.conn.close()
 
     def append(
-        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: Any
+        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: str | int | None
     ) -> int:
         """Append one event and commit it; return its sequence number.
 
