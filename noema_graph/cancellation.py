@@ -21,11 +21,11 @@ from noema_graph.context import RunContext
 
 async def ainvoke_cancellable(
     graph: Pregel[Any, Any, Any, Any],
-    inputs: Any,
+    inputs: object,
     config: RunnableConfig | None = None,
     *,
     context: RunContext | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run ``graph.ainvoke``; if the calling task is cancelled, finalize instead of raising.
 
     Returns the final state either way; a cancelled run has ``output.error.code ==

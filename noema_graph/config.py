@@ -95,7 +95,7 @@ class PlannedStep(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tool: str = Field(min_length=1)
-    args: dict[str, Any] = Field(default_factory=dict[str, Any])
+    args: dict[str, object] = Field(default_factory=dict[str, object])
     sources: dict[str, str] = Field(default_factory=dict[str, str])
     offer: tuple[str, ...] = ()
     description: str = ""

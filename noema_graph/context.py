@@ -11,7 +11,6 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 from uuid import uuid4
 
 from noema_graph.errors import ConfigurationError
@@ -46,7 +45,7 @@ class RunContext:
     depth: int = 0
     max_cost_usd: float | None = None
     timeout_s: float | None = None
-    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    metadata: dict[str, object] = field(default_factory=dict[str, object])
     dry_run: bool = False
     """Write tools validate and report what they would change; nothing is written (the
     change journal keeps the would-be changes, marked ``dry_run``)."""
@@ -78,7 +77,7 @@ def context_of(value: object) -> RunContext:
     return value if isinstance(value, RunContext) else DEFAULT_CONTEXT
 
 
-def run_user(context: RunContext, configurable: Mapping[str, Any] | None = None) -> str | None:
+def run_user(context: RunContext, configurable: Mapping[str, object] | None = None) -> str | None:
     """Return the learner the run names, or None when it names nobody.
 
     The learner comes from the run only, never from the request's text: the LangGraph

@@ -145,7 +145,7 @@ class HumanInputRequested(ActivityEvent):
 
     type: Literal["human_input_requested"] = "human_input_requested"
     kind: Literal["clarify", "confirm"]
-    request: dict[str, Any]
+    request: dict[str, object]
 
 
 class HookFailed(ActivityEvent):

@@ -146,7 +146,7 @@ def _output(name: str, graph: Any, config: Any) -> AgentOutput:
 
 
 def resume_agent(
-    name: str, thread_id: str, answer: Any, **options: Unpack[RunOptions]
+    name: str, thread_id: str, answer: object, **options: Unpack[RunOptions]
 ) -> AgentOutput:
     """Resume a run of ``name`` paused on ``thread_id`` with the user's ``answer``.
 
@@ -176,7 +176,7 @@ async def arun_agent(name: str, request: str, **options: Unpack[StartOptions]) -
 
 async def astream_agent(
     name: str, request: str, **options: Unpack[StartOptions]
-) -> AsyncIterator[dict[str, Any] | AgentOutput]:
+) -> AsyncIterator[dict[str, object] | AgentOutput]:
     """Yield the run's activity events (plain dicts), then its :class:`AgentOutput`."""
     path = _path(options)
     learner = await aresolve_learner(path, _user(options))

@@ -19,7 +19,7 @@ the message, and a failed post hook of ``finalize`` drops the result (a redactio
 failed must not leak).
 
 Example:
-    >>> def no_deletes(call: HookCall, update: dict[str, Any]) -> None:
+    >>> def no_deletes(call: HookCall, update: dict[str, object]) -> None:
     ...     if "delete" in str(update.get("plan")):
     ...         raise HookVeto("plans may not delete anything")
     >>> hooks = Hooks(post_process={"plan": (no_deletes,)})
@@ -45,12 +45,12 @@ class HookCall:
 
     agent: str
     node: str
-    state: Mapping[str, Any]
+    state: Mapping[str, Any]  # the agent state, as the node reads it
     context: RunContext
 
 
-PreHook = Callable[[HookCall], Mapping[str, Any] | None]
-PostHook = Callable[[HookCall, dict[str, Any]], Mapping[str, Any] | None]
+PreHook = Callable[[HookCall], Mapping[str, object] | None]
+PostHook = Callable[[HookCall, dict[str, object]], Mapping[str, object] | None]
 
 
 class Hooks(BaseModel):

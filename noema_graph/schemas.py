@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import jsonschema
 import jsonschema.protocols
@@ -77,7 +76,7 @@ def compiled_schema(tool: BaseTool) -> CompiledSchema:
 def _compile(tool: BaseTool) -> CompiledSchema:
     schema = tool.args_schema
     if isinstance(schema, dict):
-        problem = json_schema_problem(schema)  # pyright: ignore[reportUnknownArgumentType] -- JSON Schema dict
+        problem = json_schema_problem(schema)
         if problem is not None:
             return CompiledSchema(schema, problem)
         validator_class = jsonschema.validators.validator_for(
@@ -96,7 +95,7 @@ def _compile(tool: BaseTool) -> CompiledSchema:
     return CompiledSchema(schema, None)  # no schema, or a pydantic.v1 model: not checked
 
 
-def json_schema_problem(schema: Mapping[str, Any]) -> str | None:
+def json_schema_problem(schema: Mapping[str, object]) -> str | None:
     """Return why ``schema`` cannot describe a tool's arguments, or None when it can.
 
     The schema must be valid under its own ``$schema`` draft (2020-12 by default), be of
@@ -134,11 +133,11 @@ def check_tool_schemas(tools: Sequence[BaseTool]) -> None:
             )
 
 
-def resolve_pointer(schema: Mapping[str, Any], ref: str) -> Any:
+def resolve_pointer(schema: Mapping[str, object], ref: str) -> object:
     """Return the part of ``schema`` a local ``$ref`` (``#`` or ``#/a/b``) names, or None."""
     if ref == "#":
         return schema
-    node: Any = schema
+    node: object = schema
     for raw in ref.removeprefix("#/").split("/"):
         token = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, Mapping) and token in node:
@@ -147,7 +146,7 @@ def resolve_pointer(schema: Mapping[str, Any], ref: str) -> Any:
             node = node[int(token)]
         else:
             return None
-    return node  # pyright: ignore[reportUnknownVariableType] -- a JSON value
+    return node
 
 
 def _local_refs(
@@ -155,16 +154,16 @@ def _local_refs(
 ) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """Yield (location, ref) for every ``$ref`` to this document (``#...``) under ``node``."""
     if isinstance(node, Mapping):
-        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#"):
                 yield where, value
             elif key not in _DATA_KEYWORDS:
-                yield from _local_refs(value, (*where, str(key)))  # pyright: ignore[reportUnknownArgumentType] -- JSON
+                yield from _local_refs(value, (*where, str(key)))
     elif isinstance(node, list):
-        for index, value in enumerate(node):  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType] -- JSON
+        for index, value in enumerate(node):
             yield from _local_refs(value, (*where, index))
 
 
-def _pointer(path: Sequence[str | int] | Any) -> str:
+def _pointer(path: Iterable[object]) -> str:
     parts = [str(part) for part in path]
     return "/".join(parts) if parts else "<root>"

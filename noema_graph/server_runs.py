@@ -30,16 +30,17 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Final
 
 from noema_graph.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from psycopg import Connection
+    from psycopg.rows import TupleRow
 
 logger = logging.getLogger(__name__)
 
-TABLE = "noema_servers"
+TABLE: Final = "noema_servers"
 HEARTBEAT_ENV = "NOEMA_SERVER_HEARTBEAT_S"
 TTL_ENV = "NOEMA_SERVER_TTL_S"
 SETUP_LOCK = 0x6E6F656D6153  # pg_advisory_xact_lock key of the table's creation
@@ -48,7 +49,7 @@ DEAD_MESSAGE = (
     "checkpoints; resume it on any server with input null and the checkpoint of "
     "GET /threads/{{thread_id}}/state"
 )
-DDL = f"""
+DDL: Final = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     server_id TEXT PRIMARY KEY,
     host TEXT NOT NULL,
@@ -58,11 +59,11 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     active TEXT[] NOT NULL DEFAULT '{{}}'
 )
 """
-BEAT_SQL = f"""
+BEAT_SQL: Final = f"""
 INSERT INTO {TABLE} (server_id, host, pid, active) VALUES (%s, %s, %s, %s)
 ON CONFLICT (server_id) DO UPDATE SET heartbeat_at = now(), active = EXCLUDED.active
 """
-REAP_SQL = f"""
+REAP_SQL: Final = f"""
 UPDATE runs SET status = 'error', error_message = %(message)s, updated_at = now()
 WHERE status IN ('pending', 'running')
   AND updated_at < now() - make_interval(secs => %(ttl)s)
@@ -72,14 +73,16 @@ WHERE status IN ('pending', 'running')
   )
 RETURNING run_id, thread_id
 """
-THREADS_SQL = """
+THREADS_SQL: Final = """
 UPDATE thread SET status = 'error', updated_at = now()
 WHERE thread_id = ANY(%s) AND status = 'busy'
   AND NOT EXISTS (
     SELECT 1 FROM runs r WHERE r.thread_id = thread.thread_id AND r.status IN ('pending', 'running')
   )
 """
-FORGET_SQL = f"DELETE FROM {TABLE} WHERE server_id = %s OR heartbeat_at < now() - interval '1 day'"
+FORGET_SQL: Final = (
+    f"DELETE FROM {TABLE} WHERE server_id = %s OR heartbeat_at < now() - interval '1 day'"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,32 +120,32 @@ class Timing:
         return cls(**values)
 
 
-def ensure_table(conn: Connection[Any]) -> None:
+def ensure_table(conn: Connection[TupleRow]) -> None:
     """Create :data:`TABLE` if missing, one server at a time."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
-        conn.execute(DDL)  # pyright: ignore[reportArgumentType]  # a constant
+        conn.execute(DDL)
 
 
-def beat(conn: Connection[Any], server_id: str, active: Iterable[str]) -> None:
+def beat(conn: Connection[TupleRow], server_id: str, active: Iterable[str]) -> None:
     """Record that ``server_id`` is alive and executes the runs ``active``."""
-    conn.execute(BEAT_SQL, (server_id, socket.gethostname(), os.getpid(), sorted(active)))  # pyright: ignore[reportArgumentType]
+    conn.execute(BEAT_SQL, (server_id, socket.gethostname(), os.getpid(), sorted(active)))
 
 
-def reap(conn: Connection[Any], ttl_s: float) -> list[tuple[str, str]]:
+def reap(conn: Connection[TupleRow], ttl_s: float) -> list[tuple[str, str]]:
     """Mark failed the active runs no live server executes; return their (run, thread) ids."""
     with conn.transaction():
         message = DEAD_MESSAGE.format(ttl=ttl_s)
-        rows = conn.execute(REAP_SQL, {"message": message, "ttl": ttl_s}).fetchall()  # pyright: ignore[reportArgumentType]
+        rows = conn.execute(REAP_SQL, {"message": message, "ttl": ttl_s}).fetchall()
         ended = [(str(row[0]), str(row[1])) for row in rows]
         if ended:
-            conn.execute(THREADS_SQL, (sorted({thread for _, thread in ended}),))  # pyright: ignore[reportArgumentType]
+            conn.execute(THREADS_SQL, (sorted({thread for _, thread in ended}),))
     return ended
 
 
-def forget(conn: Connection[Any], server_id: str) -> None:
+def forget(conn: Connection[TupleRow], server_id: str) -> None:
     """Delete ``server_id``'s row (a server stopping) and rows silent for a day."""
-    conn.execute(FORGET_SQL, (server_id,))  # pyright: ignore[reportArgumentType]
+    conn.execute(FORGET_SQL, (server_id,))
 
 
 @dataclass
@@ -187,7 +190,7 @@ class Heartbeat:
         except _errors() as exc:  # the row goes stale; other servers treat it as dead
             logger.warning("could not delete server row %s: %s", self.server_id, exc)
 
-    def tick(self, conn: Connection[Any]) -> None:
+    def tick(self, conn: Connection[TupleRow]) -> None:
         """Beat once and reap once."""
         beat(conn, self.server_id, _runs(self.active))
         ended = reap(conn, self.timing.ttl_s)
@@ -196,7 +199,7 @@ class Heartbeat:
             logger.warning("marked failed the runs of a stopped server: %s", ended)
 
     def _loop(self) -> None:
-        conn: Connection[Any] | None = None
+        conn: Connection[TupleRow] | None = None
         while not self._stop.wait(self.timing.heartbeat_s):
             try:
                 conn = conn if conn is not None and not conn.closed else _connect(self.url)
@@ -226,7 +229,7 @@ def _runs(active: Callable[[], Iterable[str]]) -> list[str]:
     return [str(run) for run in active()]
 
 
-def _connect(url: str) -> Connection[Any]:
+def _connect(url: str) -> Connection[TupleRow]:
     from psycopg import Connection
 
     return Connection.connect(url, autocommit=True, connect_timeout=10)

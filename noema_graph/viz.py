@@ -181,7 +181,7 @@ class Span:
 
 def run_timeline(
     rows: Sequence[CheckpointRow],
-    output: AgentOutput | Mapping[str, Any] | None = None,
+    output: AgentOutput | Mapping[str, object] | None = None,
     *,
     checkpoint_id: str | None = None,
 ) -> list[Span]:
@@ -258,13 +258,13 @@ def _step_span(
     return Span("graph", node, start, end)
 
 
-def _tool_calls(output: AgentOutput | Mapping[str, Any] | None, origin: float) -> list[Span]:
+def _tool_calls(output: AgentOutput | Mapping[str, object] | None, origin: float) -> list[Span]:
     if output is None:
         return []
     data = output if isinstance(output, Mapping) else output.model_dump()
-    metadata = cast(Mapping[str, Any], data.get("metadata") or {})
+    metadata = cast(Mapping[str, object], data.get("metadata") or {})
     spans: list[Span] = []
-    for call in cast(list[Mapping[str, Any]], metadata.get("tool_calls") or []):
+    for call in cast(list[Mapping[str, str]], metadata.get("tool_calls") or []):
         started, ended = call.get("started_at"), call.get("ended_at")
         if started and ended:
             start, end = _time(started) - origin, _time(ended) - origin
@@ -319,7 +319,7 @@ def plot_timeline(
 
 
 def plot_scores(
-    summary: Mapping[str, Any],
+    summary: Mapping[str, object],
     *,
     scores: Sequence[str] = ("final_score", "trajectory_score"),
     ax: Axes | None = None,
@@ -334,7 +334,7 @@ def plot_scores(
     Returns:
         The figure drawn on.
     """
-    by_agent = cast(Mapping[str, Mapping[str, Any]], summary.get("by_agent") or {})
+    by_agent = cast(Mapping[str, Mapping[str, float | None]], summary.get("by_agent") or {})
     agents = list(by_agent)
     if ax is None:
         import matplotlib.pyplot as plt
@@ -377,7 +377,7 @@ def _legend(ax: Axes, kinds: set[SpanKind]) -> None:
 # --- text ------------------------------------------------------------------------------
 
 
-def table(rows: Iterable[Any], columns: Sequence[str] | None = None, *, width: int = 40) -> str:
+def table(rows: Iterable[object], columns: Sequence[str] | None = None, *, width: int = 40) -> str:
     """Return ``rows`` as a fixed-width text table (no pandas needed).
 
     Args:
@@ -398,19 +398,19 @@ def table(rows: Iterable[Any], columns: Sequence[str] | None = None, *, width: i
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _record(row: Any) -> Mapping[str, Any]:
+def _record(row: object) -> Mapping[str, object]:
     if is_dataclass(row) and not isinstance(row, type):
         return {f.name: getattr(row, f.name) for f in fields(row)}
     if isinstance(row, BaseModel):
         return dict(row)
     if isinstance(row, Mapping):
-        return cast(Mapping[str, Any], row)
+        return cast(Mapping[str, object], row)
     raise MisuseError(
         f"table() takes dataclasses, pydantic models or mappings, not {type(row).__name__}"
     )
 
 
-def _cell(value: Any, width: int) -> str:
+def _cell(value: object, width: int) -> str:
     if value is None:
         text = ""
     elif isinstance(value, float):
@@ -441,11 +441,11 @@ def stream_text(mode: str, chunk: Any) -> str:
     if mode == "updates" and isinstance(chunk, Mapping):
         parts = [
             f"{node} wrote {sorted(update) if isinstance(update, Mapping) else update}"
-            for node, update in cast(Mapping[str, Any], chunk).items()
+            for node, update in cast(Mapping[str, object], chunk).items()
         ]
         return "[update] " + "; ".join(parts) + "\n"
     if mode == "custom" and isinstance(chunk, Mapping):
-        event = dict(cast(Mapping[str, Any], chunk))
+        event = dict(cast(Mapping[str, object], chunk))
         kind = event.pop("type", "event")
         shown = {k: v for k, v in event.items() if k not in ("run_id", "timestamp")}
         return f"[{kind}] " + _cell(shown, 160) + "\n"

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 from uuid import uuid4
 
 import typer
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from datetime import timedelta
 
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableConfig
 
     from noema_graph.cli.live import RunView
     from noema_graph.cli.runs import Recipe
@@ -124,7 +125,7 @@ def _show(quiet: bool, as_json: bool) -> Show:
     return "json" if as_json else "quiet" if quiet else "text"
 
 
-def _answer_text(output: Mapping[str, Any]) -> str:
+def _answer_text(output: Mapping[str, object]) -> str:
     result = output.get("result")
     if result is None:
         return ""
@@ -150,7 +151,7 @@ def _status_line(output: Mapping[str, Any]) -> str:
     )
 
 
-def _print_output(output: Mapping[str, Any], show: Show) -> None:
+def _print_output(output: Mapping[str, object], show: Show) -> None:
     """Print a run's output: the answer or the JSON on stdout, the status line on stderr."""
     if show == "json":
         sys.stdout.write(json.dumps(output, indent=2, default=str) + "\n")
@@ -171,7 +172,7 @@ def _print_output(output: Mapping[str, Any], show: Show) -> None:
 
 
 def _finish(
-    output: Mapping[str, Any], show: Show, *, thread: str | None = None, hint: str | None = None
+    output: Mapping[str, object], show: Show, *, thread: str | None = None, hint: str | None = None
 ) -> None:
     """Print ``output`` and exit with its code; a cancel prints ``hint`` (how to resume)."""
     code = exit_code(output)
@@ -205,7 +206,7 @@ def _models(ctx: typer.Context) -> ModelFactory:
     return options.model_factory if options and options.model_factory else _model
 
 
-def _model(spec: str | None) -> Any:
+def _model(spec: str | None) -> BaseChatModel:
     """Return the chat model; say so when the environment chose it (not --model)."""
     from noema_graph.cli.model import checked_model, choice_line
 
@@ -402,16 +403,18 @@ def _execute(
 
 
 def _journal_notes(
-    output: dict[str, Any], recipe: Recipe, db: Path | str, thread: str, show: Show
-) -> dict[str, Any]:
+    output: dict[str, object], recipe: Recipe, db: Path | str, thread: str, show: Show
+) -> dict[str, object]:
     """Add the run's changes to the output contract; a dry run says what it would change."""
     from noema_graph.cli.runs import RUN_DATABASE
     from noema_graph.noema.location import store_location
 
     store = db if recipe.data == RUN_DATABASE else store_location(recipe.data)
     output = changes_cli.with_changes(output, store, thread)
-    summary = (output.get("metadata") or {}).get("changes") or {}
-    unclear = not recipe.dry_run and bool(summary.get("dry_run"))  # a change run dry: unclear
+    metadata = output.get("metadata")
+    summary = metadata.get("changes") if isinstance(metadata, dict) else None
+    ran_dry = isinstance(summary, dict) and bool(cast(dict[str, object], summary).get("dry_run"))
+    unclear = not recipe.dry_run and ran_dry  # a change run dry: unclear
     if (recipe.dry_run or unclear) and show != "json":
         lines = changes_cli.dry_run_lines(store, thread)
         heading = (
@@ -504,17 +507,17 @@ def agents() -> None:
 def _protocol(value: str) -> Protocol:
     if value not in ("auto", "native", "react"):
         usage_error(f"--protocol {value!r} is not a protocol", "use auto, native or react")
-    return value  # type: ignore[return-value]
+    return value
 
 
-def _stream(graph: Any, inputs: Any, thread: str, user: str, view: RunView) -> dict[str, Any]:
+def _stream(graph: Any, inputs: Any, thread: str, user: str, view: RunView) -> dict[str, object]:
     """Stream a run without pauses (ask) into ``view``; Ctrl-C cancels it as in ``run``."""
     from noema_graph.cli.cancel import ctrl_c_cancels
     from noema_graph.cli.live import STREAM_MODES, events_of
     from noema_graph.cli.runs import CANCELLING
     from noema_graph.context import RunContext
 
-    config: Any = {"configurable": {"thread_id": thread}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
     abort = threading.Event()
     context = RunContext(user_id=user, abort=abort)
     with (

@@ -212,7 +212,7 @@ def undo(
     )
 
 
-def with_changes(output: Mapping[str, Any], store: Path | str, thread: str) -> dict[str, Any]:
+def with_changes(output: Mapping[str, Any], store: Path | str, thread: str) -> dict[str, object]:
     """Return a run's output contract with ``metadata.changes`` (count, tables, dry_run)."""
     from noema_graph.noema.history import change_summary
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -94,7 +94,7 @@ def doctor(
         )
     report = _diagnose(where, quick=quick)
     db = where if isinstance(where, Path) else None
-    result: dict[str, Any] = {"report": report.to_dict()}
+    result: dict[str, object] = {"report": report.to_dict()}
     lines = report.lines()
     if repair and report.healthy:
         lines.append("nothing to repair")

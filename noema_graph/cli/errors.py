@@ -113,7 +113,7 @@ def resume_hint(thread: str, db: Path | str) -> str:
     return f"noema-graph resume {thread}{where}"
 
 
-def exit_code(output: Mapping[str, Any]) -> int:
+def exit_code(output: Mapping[str, object]) -> int:
     """Return the exit code of a finished run from its output contract.
 
     0 when ``success`` is true, 130 when it was cancelled, 1 for any other end (a limit,
@@ -192,7 +192,7 @@ class OneLineErrors(TyperGroup):
     standalone mode: the command's ``typer.Exit`` code becomes the process's exit status.
     """
 
-    def main(  # type: ignore[override]  # same parameters as click's, typed loosely as typer's
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,

@@ -15,13 +15,22 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
 from noema_graph.cli.tables import Column, print_table
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from rich.console import Console
+
+    from noema_graph.evals.matching import ArgsMatch, TrajectoryMatch
+    from noema_graph.trajectory.schema import EvalItem
+
+T = TypeVar("T")
 
 REPLAY_PREFIX = "replay:"
 RESULTS_DIR = Path("eval-results")
@@ -37,7 +46,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "default"
 
 
-def default_out(dataset: Path, spec: str | None, env: Any = None) -> Path:
+def default_out(dataset: Path, spec: str | None, env: Mapping[str, str] | None = None) -> Path:
     """Return the results path of ``dataset`` run with ``spec``: stable, so a rerun resumes."""
     from noema_graph.models.factory import resolve_spec
 
@@ -48,14 +57,14 @@ def default_out(dataset: Path, spec: str | None, env: Any = None) -> Path:
     return RESULTS_DIR / f"{_slug(dataset.stem)}--{_slug(model)}.json"
 
 
-def round_robin(items: Sequence[Any], limit: int | None, agent_of: Any) -> list[Any]:
+def round_robin(items: Sequence[T], limit: int | None, agent_of: Callable[[T], str]) -> list[T]:
     """Return at most ``limit`` items, taken in turn from each agent (dataset order within)."""
     if limit is None or limit >= len(items):
         return list(items)
-    queues: dict[str, list[Any]] = {}
+    queues: dict[str, list[T]] = {}
     for item in items:
         queues.setdefault(agent_of(item), []).append(item)
-    chosen: list[Any] = []
+    chosen: list[T] = []
     while len(chosen) < limit:
         for queue in queues.values():
             if queue and len(chosen) < limit:
@@ -64,7 +73,7 @@ def round_robin(items: Sequence[Any], limit: int | None, agent_of: Any) -> list[
     return [i for i in items if id(i) in picked]
 
 
-def _agent_tag(item: Any) -> str:
+def _agent_tag(item: EvalItem) -> str:
     return item.tag("agent") or "-"
 
 
@@ -75,13 +84,15 @@ def _load_out(out: Path | None) -> dict[str, Any]:
     return {"results": data.get("results", []), "trajectories": data.get("trajectories", {})}
 
 
-def _save_out(out: Path, report: dict[str, Any]) -> None:
+def _save_out(out: Path, report: Mapping[str, object]) -> None:
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     os.replace(temporary, out)
 
 
-def _models(spec: str | None, factory: Any = None) -> tuple[Any, dict[str, Any]]:
+def _models(
+    spec: str | None, factory: Callable[[str | None], BaseChatModel] | None = None
+) -> tuple[Callable[[EvalItem], BaseChatModel], dict[str, object]]:
     """Return (item -> chat model, AgentConfig overrides) for the ``--model`` spec.
 
     ``factory`` is the embedding program's model factory (``main(argv, model_factory=...)``):
@@ -94,7 +105,7 @@ def _models(spec: str | None, factory: Any = None) -> tuple[Any, dict[str, Any]]
     if spec is not None and spec.startswith(REPLAY_PREFIX):
         recorded = load_trajectories(spec[len(REPLAY_PREFIX) :])
 
-        def replay(item: Any) -> Any:
+        def replay(item: EvalItem) -> BaseChatModel:
             if item.id not in recorded:
                 raise ConfigurationError(
                     "model", f"no recorded trajectory for item {item.id!r} in {spec!r}"
@@ -106,13 +117,13 @@ def _models(spec: str | None, factory: Any = None) -> tuple[Any, dict[str, Any]]
 
     chat = factory(spec) if factory is not None else make_model(spec)
 
-    def same(_item: Any) -> Any:
+    def same(_item: EvalItem) -> BaseChatModel:
         return chat
 
     return same, {}
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
+def _fmt(value: object, digits: int = 3) -> str:
     if value is None:
         return "-"
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
@@ -165,7 +176,7 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def print_summary(console: Any, summary: dict[str, Any]) -> None:
+def print_summary(console: Console, summary: dict[str, Any]) -> None:
     """Print the summary table on ``console`` (plain rows when it is not a terminal)."""
     print_table(console, _columns(), _rows(summary), title=TABLE_TITLE, caption=TABLE_CAPTION)
 
@@ -265,8 +276,8 @@ def _evaluators(
 
     return {
         name: TrajectoryEvaluator(
-            trajectory_match=trajectory_match,  # type: ignore[arg-type]
-            args_match=args_match,  # type: ignore[arg-type]
+            trajectory_match=cast("TrajectoryMatch", trajectory_match),  # matching checks it
+            args_match=cast("ArgsMatch", args_match),
             final_scorer=scorer,
             tolerance=tolerance,
             tools=tool_schemas(name),
@@ -280,12 +291,12 @@ def _evaluators(
 def _evaluate(
     dataset: Path,
     agent: str,
-    models: tuple[str | None, Any],
+    models: tuple[str | None, Callable[[str | None], BaseChatModel] | None],
     concurrency: int,
     out: Path | None,
     data: Path | None,
     scoring: tuple[str, str, str, float, int | None],
-    console: Any,
+    console: Console,
 ) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -293,7 +304,7 @@ def _evaluate(
     from noema_graph.evals.expectations import load_expectations
     from noema_graph.evals.runner import item_agent, run_items, select_items
     from noema_graph.noema import write_demo_data
-    from noema_graph.trajectory.schema import EvalItem, load_dataset
+    from noema_graph.trajectory.schema import load_dataset
 
     selected = select_items(load_dataset(dataset), agent)
     items: list[EvalItem] = round_robin(selected, scoring[4], _agent_tag)
@@ -337,8 +348,8 @@ DIFF_ITEM_COLUMNS = ("id", "agent", "status", "what changed (old -> new)")
 DIFF_AGENT_HEADERS = ("pass", "final", "traj", "unasked", "ungr", "leaks", "s/item")
 
 
-def _pair(old: Any, new: Any) -> str:
-    def one(value: Any) -> str:
+def _pair(old: object, new: object) -> str:
+    def one(value: object) -> str:
         if isinstance(value, bool):
             return "yes" if value else "no"
         return _fmt(value, 2)

@@ -171,15 +171,15 @@ def inspect(
             console.print(f"  {line}", markup=False, highlight=False)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """Turn pydantic models and messages into JSON-ready values."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return _plain(dump())
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [_plain(v) for v in value]
     return value
 
 

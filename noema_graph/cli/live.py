@@ -188,11 +188,11 @@ def _notice(event: Event) -> str | None:
     return None
 
 
-def _args(value: Any) -> str:
+def _args(value: object) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)[:120]
 
 
-def events_of(mode: str, chunk: Any) -> list[dict[str, Any]]:
+def events_of(mode: str, chunk: Any) -> list[dict[str, object]]:
     """Return the view events of one ``graph.stream`` item of ``mode`` (custom or tasks)."""
     if not isinstance(chunk, Mapping):
         return []
@@ -204,7 +204,7 @@ def events_of(mode: str, chunk: Any) -> list[dict[str, Any]]:
     if "input" in chunk:
         return [{"type": "node_start", "node": name}]
     result = chunk.get("result")
-    event: dict[str, Any] = {"type": "node_end", "node": name, "tokens": 0, "cost_usd": 0.0}
+    event: dict[str, object] = {"type": "node_end", "node": name, "tokens": 0, "cost_usd": 0.0}
     if isinstance(result, Mapping):
         usage = result.get("usage")
         if isinstance(usage, Usage):
@@ -286,7 +286,7 @@ def _footer(state: ViewState, spinner: Spinner) -> RenderableType:
     return spinner
 
 
-def answer_panel(output: Mapping[str, Any]) -> Panel:
+def answer_panel(output: Mapping[str, object]) -> Panel:
     """Return the final answer in a panel titled with how the run ended."""
     result = output.get("result")
     body: RenderableType = Text(result) if isinstance(result, str) else Pretty(result)

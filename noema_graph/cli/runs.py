@@ -20,10 +20,11 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
@@ -68,9 +69,9 @@ class Recipe(BaseModel):
     dry_run: bool = False
     """Write tools report what they would change; nothing is written (resume keeps it)."""
 
-    def human_overrides(self) -> dict[str, Any]:
+    def human_overrides(self) -> dict[str, object]:
         """Return the AgentConfig fields the approval flags set (only those given)."""
-        flags: dict[str, Any] = {
+        flags: dict[str, object] = {
             "clarify": self.clarify or None,
             "confirm_tools": self.confirm or None,
             "confirm_non_idempotent": self.confirm_writes or None,
@@ -84,7 +85,8 @@ def saved_recipe(db: Database, thread: str) -> Recipe | None:
         found = backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}})
     if found is None or RECIPE_KEY not in (found.metadata or {}):
         return None
-    return Recipe.model_validate_json(str(found.metadata[RECIPE_KEY]))  # type: ignore[literal-required]
+    metadata = cast("Mapping[str, object]", found.metadata)  # RECIPE_KEY: an extra key
+    return Recipe.model_validate_json(str(metadata[RECIPE_KEY]))
 
 
 @contextmanager
@@ -128,7 +130,7 @@ def open_graph(
                 f"learners {', '.join(written.users)})[/dim]"
             )
         learner = resolve_learner(data, recipe.user)
-        overrides: dict[str, Any] = {"protocol": recipe.protocol, **recipe.human_overrides()}
+        overrides: dict[str, object] = {"protocol": recipe.protocol, **recipe.human_overrides()}
         if recipe.max_iterations is not None:
             overrides["max_iterations"] = recipe.max_iterations
         graph = get_graph(
@@ -145,7 +147,7 @@ def _read(console: Console, prompt: str) -> str:
         raise Paused from None
 
 
-def _confirm_call(console: Console, call: Any) -> dict[str, Any]:
+def _confirm_call(console: Console, call: Any) -> dict[str, object]:
     console.print(
         f"[bold yellow]approve?[/bold yellow] {call.name}({json.dumps(call.args)}) "
         f"[dim]({call.reason})[/dim]"
@@ -168,7 +170,7 @@ def _confirm_call(console: Console, call: Any) -> dict[str, Any]:
             console.print("  [red]the arguments must be a JSON object[/red]")
 
 
-def answer(request: HumanRequest, console: Console, *, yes: bool) -> Any:
+def answer(request: HumanRequest, console: Console, *, yes: bool) -> object:
     """Return the user's answer to ``request``, read at the prompt (or automatic with yes)."""
     if isinstance(request, ClarifyRequest):
         console.print(f"[bold cyan]question[/bold cyan] {request.question}")
@@ -196,7 +198,7 @@ def drive(
     abort: threading.Event,
     hint: str,
     start: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Stream the run, answer every pause at the prompt, and return the output contract.
 
     ``start`` is the checkpoint id to continue from (a cancelled run goes back to the step it
@@ -204,11 +206,11 @@ def drive(
     the graph streams sets ``abort`` (the run finalizes as cancelled), a second one exits
     at once, printing ``hint`` (the command that resumes the thread).
     """
-    config: Any = {
+    config: RunnableConfig = {
         "configurable": {"thread_id": thread},
         "metadata": {RECIPE_KEY: recipe.model_dump_json()},
     }
-    first: Any = config
+    first: RunnableConfig = config
     if start is not None:
         first = {**config, "configurable": {"thread_id": thread, "checkpoint_id": start}}
     context = RunContext(user_id=user, abort=abort, dry_run=recipe.dry_run)
@@ -242,8 +244,8 @@ def _raw_stderr(text: str) -> None:
     os.write(2, text.encode())
 
 
-def _checkpoint_id(config: Any) -> str:
-    return str(config["configurable"]["checkpoint_id"])
+def _checkpoint_id(config: RunnableConfig) -> str:
+    return str(config.get("configurable", {})["checkpoint_id"])
 
 
 CANCELLED_CALLS = (NOT_RUN_CANCELLED, CUT_BY_CANCEL)
@@ -309,7 +311,7 @@ def restart_point(graph: Any, thread: str) -> str | None:
 ThreadStatus = Literal["unknown", "running", "paused", "finished", "cancelled"]
 
 
-def thread_status(db: Database, thread: str) -> tuple[ThreadStatus, dict[str, Any]]:
+def thread_status(db: Database, thread: str) -> tuple[ThreadStatus, dict[str, object]]:
     """Return where ``thread`` stands in ``db`` and its latest output contract.
 
     ``finished``: finalize wrote its output (``cancelled`` when a cancel ended it; resume
@@ -323,7 +325,7 @@ def thread_status(db: Database, thread: str) -> tuple[ThreadStatus, dict[str, An
             state = checkpoint(backend.checkpointer, thread)
         except KeyError:
             return "unknown", {}
-    output: dict[str, Any] = dict(state.get("output") or {})
+    output: dict[str, Any] = dict(cast("Mapping[str, Any]", state.get("output") or {}))
     if state.get("__interrupts__"):
         return "paused", output
     if not output or getattr(state.get("outcome"), "node", None) != "finalize":

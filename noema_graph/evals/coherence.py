@@ -49,7 +49,7 @@ def _tool_words(tool: str) -> set[str]:
 
 def _values(action: StepAction) -> set[str]:
     args: Any = action.input if isinstance(action.input, dict) else {}
-    values = [str(v).lower() for v in args.values() if isinstance(v, str | int)]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType] -- JSON object
+    values = [str(v).lower() for v in args.values() if isinstance(v, str | int)]
     return {v for v in values if len(v) >= 2}
 
 

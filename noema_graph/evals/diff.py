@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from noema_graph.errors import ConfigurationError
 from noema_graph.evals.evaluator import ItemResult, summarize
 
@@ -49,7 +51,7 @@ def load_results(path: str | Path) -> dict[str, ItemResult]:
         raise ConfigurationError(
             "results", f"{str(source)!r} has no 'results' list", fix="pass a file eval --out wrote"
         )
-    typed = [ItemResult.model_validate(r) for r in results]  # pyright: ignore[reportUnknownVariableType] -- JSON list
+    typed = [ItemResult.model_validate(r) for r in results]
     return {r.id: r for r in typed}
 
 
@@ -92,9 +94,9 @@ def _better(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 def item_changes(
     old: Mapping[str, ItemResult], new: Mapping[str, ItemResult]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Return one entry per item that differs, regressions first, then gains, then others."""
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     for item_id in sorted({*old, *new}):
         before, after = old.get(item_id), new.get(item_id)
         if before is None or after is None:
@@ -115,21 +117,21 @@ def item_changes(
                 "changed": changed, "worse": worse, "old": was, "new": now,
             })  # fmt: skip
     order = {"regression": 0, "removed": 1, "improved": 2, "added": 3, "changed": 4}
-    return sorted(entries, key=lambda e: (order[e["status"]], e["id"]))
+    return sorted(entries, key=lambda e: (order[str(e["status"])], str(e["id"])))
 
 
 def agent_changes(
     old: Mapping[str, ItemResult], new: Mapping[str, ItemResult]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Return per agent (then ``all``) each compared figure before and after, and if worse."""
     before, after = summarize(list(old.values())), summarize(list(new.values()))
     unscored = any(_unscored(r) for r in [*old.values(), *new.values()])
     groups = [*sorted({*before["by_agent"], *after["by_agent"]}), "all"]
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for name in groups:
         was = before if name == "all" else before["by_agent"].get(name, {})
         now = after if name == "all" else after["by_agent"].get(name, {})
-        figures: dict[str, Any] = {}
+        figures: dict[str, object] = {}
         worse = False
         for key, direction in AGENT_FIGURES:
             a, b = was.get(key), now.get(key)
@@ -142,7 +144,15 @@ def agent_changes(
     return sorted(rows, key=lambda r: (not r["regression"], r["agent"] == "all", r["agent"]))
 
 
-def compare_results(old: str | Path, new: str | Path) -> dict[str, Any]:
+class Comparison(TypedDict):
+    """What :func:`compare_results` returns."""
+
+    items: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    regressions: int
+
+
+def compare_results(old: str | Path, new: str | Path) -> Comparison:
     """Return ``{"items": [...], "agents": [...], "regressions": n}`` for two results files."""
     before, after = load_results(old), load_results(new)
     items = item_changes(before, after)

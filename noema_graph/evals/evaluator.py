@@ -16,9 +16,10 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
 
 from noema_graph.claims import hallucinated_actions
 from noema_graph.errors import ConfigurationError
@@ -57,8 +58,8 @@ class ItemResult(BaseModel):
     )
     tool_precision: float | None = None
     tool_recall: float | None = None
-    violations: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
-    hallucinated_actions: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+    violations: list[dict[str, object]] = Field(default_factory=list[dict[str, object]])
+    hallucinated_actions: list[dict[str, object]] = Field(default_factory=list[dict[str, object]])
     coherence: float | None = Field(
         default=None, description="Thoughts consistent with the actions and the answer, 0..1."
     )
@@ -81,22 +82,23 @@ class ItemResult(BaseModel):
     state_ok: bool | None = Field(
         default=None, description="The store changed as expected; None: changes not recorded."
     )
-    unasked_changes: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]],
+    unasked_changes: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]],
         description="Changes no expectation asked for: table, key, before, after.",
     )
-    missing_changes: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]], description="Expected changes the run did not make."
+    missing_changes: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]],
+        description="Expected changes the run did not make.",
     )
     outcome_ok: bool | None = Field(
         default=None, description="A refusal item ended unsuccessful with an expected code."
     )
     error_code: str | None = Field(default=None, description="The run's error code, if any.")
-    ungrounded: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]], description="Words of the answer no tool gave."
+    ungrounded: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]], description="Words of the answer no tool gave."
     )
-    leaks: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]], description="Secret tool fields in the answer."
+    leaks: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]], description="Secret tool fields in the answer."
     )
 
     def is_pass(self) -> bool:
@@ -120,7 +122,7 @@ def _errors(trajectory: Trajectory) -> list[str]:
     return [*run, *found]
 
 
-def _final(scorer: FinalScorer, output: Any, expected: Any, request: str) -> float:
+def _final(scorer: FinalScorer, output: object, expected: object, request: str) -> float:
     """Return the scorer's score, handing it the item's input when it takes ``inputs``."""
     try:
         takes_input = "inputs" in inspect.signature(scorer).parameters
@@ -130,7 +132,7 @@ def _final(scorer: FinalScorer, output: Any, expected: Any, request: str) -> flo
     return round(float(value), 4)
 
 
-def _items(dataset: Any) -> list[EvalItem]:
+def _items(dataset: object) -> list[EvalItem]:
     """Return the items of a dataset object, a dataset dict, a JSON path or a list of items."""
     if isinstance(dataset, EvalDataset):
         return list(dataset.dataset)
@@ -144,8 +146,8 @@ def _items(dataset: Any) -> list[EvalItem]:
                 "dataset", f"not a dataset: {exc.errors()[0]['msg']}",
                 fix='pass {"dataset": [{"input": ..., ...}]}',
             ) from None  # fmt: skip
-    if isinstance(dataset, Sequence) and all(isinstance(i, EvalItem) for i in dataset):  # pyright: ignore[reportUnknownVariableType] -- checked item by item
-        return list(dataset)  # pyright: ignore[reportUnknownArgumentType] -- checked above
+    if isinstance(dataset, Sequence) and all(isinstance(i, EvalItem) for i in dataset):
+        return list(dataset)
     raise ConfigurationError(
         "dataset",
         f"{type(dataset).__name__} is not a dataset",
@@ -153,7 +155,7 @@ def _items(dataset: Any) -> list[EvalItem]:
     )
 
 
-def _as_trajectory(value: Any, where: str) -> Trajectory:
+def _as_trajectory(value: object, where: str) -> Trajectory:
     if isinstance(value, Trajectory):
         return value
     try:
@@ -164,13 +166,13 @@ def _as_trajectory(value: Any, where: str) -> Trajectory:
         ) from None
 
 
-def _by_id(items: list[EvalItem], trajectories: Any) -> dict[str, Trajectory]:
+def _by_id(items: list[EvalItem], trajectories: object) -> dict[str, Trajectory]:
     """Return the trajectories keyed by item id: from a mapping, or a list in dataset order."""
     if isinstance(trajectories, Mapping):
-        pairs: dict[Any, Any] = dict(trajectories)  # pyright: ignore[reportUnknownArgumentType] -- checked below
+        pairs: dict[object, object] = dict(trajectories)
         return {str(k): _as_trajectory(v, f"trajectory {k!r}") for k, v in pairs.items()}
     if isinstance(trajectories, Sequence) and not isinstance(trajectories, str):
-        listed: list[Any] = list(trajectories)  # pyright: ignore[reportUnknownArgumentType] -- checked below
+        listed: list[object] = list(trajectories)
         if len(listed) != len(items):
             raise ConfigurationError(
                 "trajectories", f"{len(listed)} trajectories for {len(items)} items",
@@ -187,11 +189,29 @@ def _by_id(items: list[EvalItem], trajectories: Any) -> dict[str, Trajectory]:
     )
 
 
-def _store_and_outcome(wanted: Expectations, trajectory: Trajectory) -> dict[str, Any]:
+class _Modes(TypedDict):
+    """The matching modes an evaluator passes to the matchers."""
+
+    trajectory_match: TrajectoryMatch
+    args_match: ArgsMatch
+    overrides: Mapping[str, object] | None
+
+
+class _Checks(TypedDict):
+    """The end-state and outcome fields of an :class:`ItemResult`."""
+
+    error_code: str | None
+    outcome_ok: bool | None
+    state_ok: bool | None
+    unasked_changes: NotRequired[list[dict[str, object]]]
+    missing_changes: NotRequired[list[dict[str, object]]]
+
+
+def _store_and_outcome(wanted: Expectations, trajectory: Trajectory) -> _Checks:
     """Return the end-state and outcome fields of an item's result."""
     meta = trajectory.metadata
     code = meta.get("error") if isinstance(meta.get("error"), str) else None
-    checks: dict[str, Any] = {"error_code": code, "outcome_ok": None, "state_ok": None}
+    checks: _Checks = {"error_code": code, "outcome_ok": None, "state_ok": None}
     if wanted.refusal:
         codes = wanted.expected_error_code
         checks["outcome_ok"] = meta.get("success") is False and (not codes or code in codes)
@@ -241,8 +261,8 @@ class TrajectoryEvaluator:
         args_match: ArgsMatch = "exact",
         final_scorer: str | FinalScorer = "exact",
         tolerance: float = 0.0,
-        args_overrides: Mapping[str, Any] | None = None,
-        tools: Mapping[str, Mapping[str, Any]] | None = None,
+        args_overrides: Mapping[str, object] | None = None,
+        tools: Mapping[str, Mapping[str, object]] | None = None,
         budget: Budget | None = None,
         check_claims: bool = True,
         coherence_scorer: CoherenceScorer = coherence,
@@ -272,11 +292,11 @@ class TrajectoryEvaluator:
         expected = item.expected_trajectory
         match = precision = recall = None
         if expected is not None:
-            modes: dict[str, Any] = {
-                "trajectory_match": self.trajectory_match,
-                "args_match": self.args_match,
-                "overrides": self.args_overrides,
-            }
+            modes = _Modes(
+                trajectory_match=self.trajectory_match,
+                args_match=self.args_match,
+                overrides=self.args_overrides,
+            )
             match = trajectory_matches(trajectory, expected, **modes)
             precision, recall = precision_recall(trajectory, expected, **modes)
         findings = hallucinated_actions(trajectory) if self.check_claims else []
@@ -326,9 +346,9 @@ class TrajectoryEvaluator:
 
     def evaluate(
         self,
-        dataset: EvalDataset | Mapping[str, Any] | str | Path | Sequence[EvalItem],
+        dataset: EvalDataset | Mapping[str, object] | str | Path | Sequence[EvalItem],
         trajectories: Mapping[str, Trajectory] | Sequence[Trajectory],
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Score every item against its trajectory.
 
         Args:
@@ -349,7 +369,7 @@ class TrajectoryEvaluator:
         return {"results": [r.model_dump() for r in results], "summary": summarize(results)}
 
 
-def _group(results: Sequence[ItemResult]) -> dict[str, Any]:
+def _group(results: Sequence[ItemResult]) -> dict[str, object]:
     ran = [r for r in results if not r.missing]
     costs = [r.cost_usd for r in ran]
     return {
@@ -376,7 +396,7 @@ def _group(results: Sequence[ItemResult]) -> dict[str, Any]:
     }
 
 
-def summarize(results: Sequence[ItemResult | Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(results: Sequence[ItemResult | Mapping[str, object]]) -> dict[str, Any]:
     """Return totals and means over ``results``, overall and per agent.
 
     Means skip the items that were not run (``missing``) and, for the trajectory scores,

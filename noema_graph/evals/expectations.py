@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
@@ -46,8 +46,8 @@ class RowExpectation(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     table: str = Field(min_length=1)
-    key: dict[str, Any] | None = None
-    values: dict[str, Any] = Field(default_factory=dict[str, Any])
+    key: dict[str, object] | None = None
+    values: dict[str, object] = Field(default_factory=dict[str, object])
     new: bool = False
     deleted: bool = False
     count: int | dict[str, int] = Field(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,19 +38,19 @@ class Leak(BaseModel):
     secret: str
 
 
-def _dig(data: Any, path: str) -> Iterator[Any]:
+def _dig(data: object, path: str) -> Iterator[object]:
     """Yield the values at dotted ``path`` in ``data`` (lists are walked item by item)."""
     if isinstance(data, list):
-        for item in data:  # pyright: ignore[reportUnknownVariableType] -- JSON list
+        for item in data:
             yield from _dig(item, path)
         return
     head, _, rest = path.partition(".")
     if isinstance(data, dict) and head in data:
-        inner: Any = data[head]
+        inner: object = data[head]
         if rest:
             yield from _dig(inner, rest)
         elif isinstance(inner, list):
-            yield from inner  # pyright: ignore[reportUnknownArgumentType] -- JSON list
+            yield from inner
         else:
             yield inner
 
@@ -71,10 +70,10 @@ def secrets_of(
         if step.action is None or step.action.tool not in secret_fields or not step.observation:
             continue
         try:
-            result: Any = json.loads(step.observation)
+            result: object = json.loads(step.observation)
         except json.JSONDecodeError:
             continue
-        data: Any = result.get("data", result) if isinstance(result, dict) else result  # pyright: ignore[reportUnknownMemberType] -- JSON object
+        data: object = result.get("data", result) if isinstance(result, dict) else result
         paths = secret_fields[step.action.tool]
         values = [(p, str(v).strip()) for p in paths for v in _dig(data, p)]
         secret = {v for _, v in values}

@@ -57,7 +57,7 @@ OPTIMAL_MATCHES: tuple[TrajectoryMatch, ...] = (
 ALL_MATCHES = AGENTEVALS_MATCHES + OPTIMAL_MATCHES
 ARGS_MATCHES: tuple[ArgsMatch, ...] = ("exact", "ignore", "subset", "superset")
 
-Rule = Callable[[Any, Any], bool]
+Rule = Callable[[object, object], bool]
 
 
 class Call(Protocol):
@@ -69,7 +69,7 @@ class Call(Protocol):
         ...
 
     @property
-    def input(self) -> Any:
+    def input(self) -> object:
         """The call's arguments."""
         ...
 
@@ -78,7 +78,7 @@ class ToolCall(NamedTuple):
     """A call as the matcher sees it: the tool's name and its arguments."""
 
     name: str
-    args: Any
+    args: object
 
 
 PairRule = Callable[[ToolCall, ToolCall], bool]
@@ -91,20 +91,20 @@ class Message(NamedTuple):
     calls: tuple[ToolCall, ...] | None
 
 
-def arguments(call: Call) -> dict[str, Any]:
+def arguments(call: Call) -> dict[str, object]:
     """Return the call's arguments as a dict (None: empty; a non-dict under ``input``)."""
     return _args(call.input)
 
 
-def _args(value: Any) -> dict[str, Any]:
+def _args(value: object) -> dict[str, object]:
     if value is None:
         return {}
     if isinstance(value, dict):
-        return {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType] -- keys of an untyped dict
+        return {str(k): v for k, v in value.items()}
     return {"input": value}
 
 
-def as_messages(calls: Sequence[Call]) -> list[dict[str, Any]]:
+def as_messages(calls: Sequence[Call]) -> list[dict[str, object]]:
     """Return ``calls`` as OpenAI assistant messages, one tool call per message."""
     return [
         {
@@ -153,9 +153,9 @@ def _from_openai(messages: list[dict[str, Any]]) -> list[Message]:
     return out
 
 
-def _call(value: Any) -> ToolCall:
+def _call(value: object) -> ToolCall:
     if isinstance(value, Mapping) and "tool" in value:
-        fields: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType] -- JSON object
+        fields: Mapping[str, object] = value
         return ToolCall(str(fields["tool"]), _args(fields.get("input")))
     if isinstance(tool := getattr(value, "tool", None), str):
         return ToolCall(tool, _args(getattr(value, "input", None)))
@@ -166,7 +166,7 @@ def _call(value: Any) -> ToolCall:
     )
 
 
-def _is_message(value: Any) -> bool:
+def _is_message(value: object) -> bool:
     return isinstance(value, BaseMessage) or (isinstance(value, Mapping) and "role" in value)
 
 
@@ -180,14 +180,14 @@ def read_side(side: Any) -> tuple[list[Message], bool]:
     if isinstance(side, Trajectory):
         return _from_openai(to_openai(side)), True
     if isinstance(side, Mapping) and "messages" in side:
-        return _from_openai(openai_messages(side)), True  # pyright: ignore[reportUnknownArgumentType] -- JSON object
+        return _from_openai(openai_messages(side)), True
     items: list[Any] = list(side)
     if items and all(_is_message(i) for i in items):
         return _from_openai(openai_messages(items)), True
     messages: list[Message] = []
     for item in items:
         group = item if isinstance(item, Sequence) and not isinstance(item, str) else [item]
-        messages.append(Message("assistant", tuple(_call(c) for c in group)))  # pyright: ignore[reportUnknownVariableType] -- a list of calls
+        messages.append(Message("assistant", tuple(_call(c) for c in group)))
     return messages, False
 
 
@@ -203,7 +203,7 @@ def flat_calls(messages: Sequence[Message]) -> list[ToolCall]:
 # -- argument rules (agentevals' matchers) ---------------------------------------------------
 
 
-def _exact(first: Any, second: Any) -> bool:
+def _exact(first: object, second: object) -> bool:
     return first == second
 
 
@@ -225,18 +225,18 @@ _ARG_RULES: dict[str, Rule] = {
 }
 
 
-def _nested(value: Any, path: str) -> Any:
+def _nested(value: object, path: str) -> object:
     current = value
     for part in path.split("."):
         if not isinstance(current, dict):
             return None
-        current = current.get(part)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType] -- JSON object
+        current = current.get(part)
         if current is None:
             return None
-    return current  # pyright: ignore[reportUnknownVariableType] -- JSON value
+    return current
 
 
-def rule_for(tool: str, args_match: ArgsMatch, overrides: Mapping[str, Any] | None) -> Rule:
+def rule_for(tool: str, args_match: ArgsMatch, overrides: Mapping[str, object] | None) -> Rule:
     """Return the argument rule of ``tool``: its override (mode, keys, callable) or the mode."""
     override = overrides.get(tool, False) if overrides is not None else False
     if not override:
@@ -246,7 +246,7 @@ def rule_for(tool: str, args_match: ArgsMatch, overrides: Mapping[str, Any] | No
     if callable(override):
         return lambda a, b: bool(override(a, b))
     if isinstance(override, list):
-        keys = [str(k) for k in override]  # pyright: ignore[reportUnknownVariableType] -- list of keys
+        keys = [str(k) for k in override]
         return lambda a, b: all(_nested(a, k) == _nested(b, k) for k in keys)
     raise ConfigurationError(
         "overrides", f"{override!r} for {tool!r} is not a rule", fix="a mode, keys or a callable"
@@ -260,7 +260,7 @@ def _covered(
     outputs: Sequence[ToolCall],
     references: Sequence[ToolCall],
     args_match: ArgsMatch,
-    overrides: Mapping[str, Any] | None,
+    overrides: Mapping[str, object] | None,
 ) -> bool:
     """Return whether every reference call finds an output call (``_is_trajectory_superset``)."""
     used: set[int] = set()
@@ -279,7 +279,7 @@ def _strict(
     outputs: Sequence[Message],
     references: Sequence[Message],
     args_match: ArgsMatch,
-    overrides: Mapping[str, Any] | None,
+    overrides: Mapping[str, object] | None,
 ) -> bool:
     if len(outputs) != len(references):
         return False
@@ -321,7 +321,7 @@ def max_pairs(actual: Sequence[ToolCall], expected: Sequence[ToolCall], rule: Pa
 
 
 def pair_rule(
-    trajectory_match: TrajectoryMatch, args_match: ArgsMatch, overrides: Mapping[str, Any] | None
+    trajectory_match: TrajectoryMatch, args_match: ArgsMatch, overrides: Mapping[str, object] | None
 ) -> PairRule:
     """Return whether an (actual, expected) call pair matches, in the mode's direction."""
 
@@ -368,7 +368,7 @@ def match_messages(
     *,
     trajectory_match: TrajectoryMatch = "strict",
     args_match: ArgsMatch = "exact",
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
 ) -> bool:
     """Return whether the message lists match (agentevals' result in its four modes)."""
     if trajectory_match == "strict":
@@ -385,7 +385,7 @@ def match_messages(
     return _optimal(trajectory_match, out, ref, pair_rule(trajectory_match, args_match, overrides))
 
 
-def _sides(actual: Any, expected: Any) -> tuple[list[Message], list[Message]]:
+def _sides(actual: object, expected: object) -> tuple[list[Message], list[Message]]:
     out, whole_out = read_side(actual)
     ref, whole_ref = read_side(expected)
     if whole_out and whole_ref:
@@ -394,12 +394,12 @@ def _sides(actual: Any, expected: Any) -> tuple[list[Message], list[Message]]:
 
 
 def trajectory_matches(
-    actual: Any,
-    expected: Any,
+    actual: object,
+    expected: object,
     *,
     trajectory_match: TrajectoryMatch = "strict",
     args_match: ArgsMatch = "exact",
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
 ) -> bool:
     """Return whether ``actual`` matches ``expected`` in the given modes.
 
@@ -421,12 +421,12 @@ def trajectory_matches(
 
 
 def precision_recall(
-    actual: Any,
-    expected: Any,
+    actual: object,
+    expected: object,
     *,
     trajectory_match: TrajectoryMatch = "superset",
     args_match: ArgsMatch = "exact",
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
 ) -> tuple[float, float]:
     """Return (tool precision, tool recall) of ``actual`` against ``expected``.
 

@@ -18,7 +18,9 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 from noema_graph.agents.views import calibration_view
 from noema_graph.evals import NOEMA_TASKS
@@ -30,9 +32,25 @@ TOLERANCE = 0.01
 """Absolute tolerance of the numeric gold values (figures are shown rounded to 3 places)."""
 
 
+class TaskItem(TypedDict):
+    """An item of the task set, as :class:`noema_graph.trajectory.schema.EvalItem` reads it."""
+
+    id: str
+    input: str
+    expected_output: Any  # gold JSON: operators such as {"$len": 2} inside
+    expected_trajectory: Sequence[Mapping[str, Any]]
+    tags: list[str]
+    expected_state: NotRequired[list[dict[str, Any]]]
+
+
 def _item(
-    agent: str, n: int, text: str, output: Any, trajectory: list[dict[str, Any]], user: str = "ada"
-) -> dict[str, Any]:
+    agent: str,
+    n: int,
+    text: str,
+    output: object,
+    trajectory: Sequence[Mapping[str, object]],
+    user: str = "ada",
+) -> TaskItem:
     return {
         "id": f"{agent}-{n}",
         "input": text,
@@ -42,7 +60,7 @@ def _item(
     }
 
 
-def _learning(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _learning(store: LearningStore) -> Iterator[TaskItem]:
     asks = ["What should I study next?", "Which card is due next for me?"]
     for n, (name, uid) in enumerate([*LEARNERS.items(), ("ben", 2)], 1):
         first = store.call("list_due_cards", user_id=uid, limit=5).cards[0].card.id
@@ -59,7 +77,7 @@ def _learning(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("learning", n, text, {"card_id": first}, [call], name)
 
 
-def _calibration(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _calibration(store: LearningStore) -> Iterator[TaskItem]:
     asks = ["Is my confidence well calibrated?", "Am I over-confident when I answer?"]
     for n, (name, uid) in enumerate([*LEARNERS.items(), ("cleo", 3)], 1):
         view = calibration_view(store.call("compute_calibration", user_id=uid))
@@ -78,7 +96,7 @@ def _calibration(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("calibration", n, text, gold, [call], name)
 
 
-def _diagnostic(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _diagnostic(store: LearningStore) -> Iterator[TaskItem]:
     asks = ["How am I doing?", "Where do I struggle most?"]
     more = [
         ("ben", "Analyse my retention and how often I forget cards."),
@@ -99,7 +117,7 @@ def _diagnostic(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("diagnostic", n, text, gold, calls, name)
 
 
-def _strategy() -> Iterator[dict[str, Any]]:
+def _strategy() -> Iterator[TaskItem]:
     asks = [
         "Adjust my study plan.",
         "Adjust my study plan.",
@@ -114,7 +132,7 @@ def _strategy() -> Iterator[dict[str, Any]]:
         yield _item("strategy", n, asks[n - 1], gold, [call], name)
 
 
-def _content(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _content(store: LearningStore) -> Iterator[TaskItem]:
     decks = {d["name"]: d["id"] for d in _rows(store, "SELECT id, name FROM decks")}
     topics = [
         ("Chemical Elements", "two cards about noble gases", 2),
@@ -134,7 +152,7 @@ def _content(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("content_generation", n, f"Add {topic} to deck {deck_id}.", gold, calls)
 
 
-def _tutor(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _tutor(store: LearningStore) -> Iterator[TaskItem]:
     asks = {
         60: "Quiz me on card {} but do not give away the answer.",
         42: "Ask me a guiding question about card {}; keep the answer hidden.",
@@ -162,7 +180,7 @@ _INGEST_ASKS = {
 }
 
 
-def _ingestion(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _ingestion(store: LearningStore) -> Iterator[TaskItem]:
     (row,) = _rows(store, "SELECT COALESCE(MAX(id), 0) + 1 AS next FROM sources")
     for n, (title, text) in enumerate(_DOCUMENTS, 1):
         gold = {"source_id": row["next"], "chunk_count": 1}
@@ -188,7 +206,7 @@ _LINK_ASKS = {
 }
 
 
-def _graph(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _graph(store: LearningStore) -> Iterator[TaskItem]:
     existing = {(lk.source, lk.target) for lk in store.call("get_concept_graph").links}
     names = {node.concept.name for node in store.call("get_concept_graph").nodes}
     for n, (source, target, kind) in enumerate(_LINKS, 1):
@@ -206,7 +224,7 @@ def _graph(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("knowledge_graph", n, text, {"links": [link]}, calls)
 
 
-def _taxonomy(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _taxonomy(store: LearningStore) -> Iterator[TaskItem]:
     categories = {c.name: c.id for c in store.call("list_categories").categories}
     moves = (
         (5, "Geography"),
@@ -229,7 +247,7 @@ def _taxonomy(store: LearningStore) -> Iterator[dict[str, Any]]:
         yield _item("taxonomy_curator", n, text, {"moves": [move]}, calls)
 
 
-def _governance(store: LearningStore) -> Iterator[dict[str, Any]]:
+def _governance(store: LearningStore) -> Iterator[TaskItem]:
     report = store.call("find_quality_issues")
     flagged = [{"card_id": cid} for cid in sorted({i.card_id for i in report.issues})]
     scan = {"flagged": flagged, "cards_scanned": report.cards_scanned}
@@ -300,7 +318,7 @@ _KEEP: dict[str, dict[str, tuple[str, ...]]] = {
 """Per writing agent, the columns of new rows its items grade (the model words the rest)."""
 
 
-def _gold_calls(item: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _gold_calls(item: TaskItem) -> list[tuple[str, dict[str, Any]]]:
     """Return the write calls that do what ``item`` asks, with every argument filled."""
     calls = [(c["tool"], dict(c["input"])) for c in item["expected_trajectory"]]
     filled: list[tuple[str, dict[str, Any]]] = []
@@ -319,7 +337,7 @@ def _gold_calls(item: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return filled
 
 
-def _with_state(db: str | Path, item: dict[str, Any]) -> dict[str, Any]:
+def _with_state(db: str | Path, item: TaskItem) -> TaskItem:
     agent = next(t.removeprefix("agent:") for t in item["tags"] if t.startswith("agent:"))
     if agent not in _KEEP:
         return item

@@ -67,9 +67,9 @@ def _metadata(
     }
 
 
-def _subagent_outputs(kept: Sequence[ReasoningStep]) -> dict[str, Any]:
+def _subagent_outputs(kept: Sequence[ReasoningStep]) -> dict[str, object]:
     """Return the output contract of every subagent call, keyed by the step's position."""
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for index, step in enumerate(kept):
         output = step.action.output if step.action is not None else None
         if isinstance(output, dict) and isinstance(output.get(SUBAGENT_OUTPUT), dict):
@@ -117,7 +117,7 @@ def _quiet_pending_sends() -> Generator[None]:
 def _reader(saver: BaseCheckpointSaver[Any]) -> Any:
     """Return a graph over the agent state schema that only reads ``saver``'s threads."""
 
-    def noop(state: AgentState) -> dict[str, Any]:
+    def noop(state: AgentState) -> dict[str, object]:
         return {}
 
     builder = StateGraph(AgentState)

@@ -30,6 +30,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, PrivateAttr
+from typing_extensions import TypedDict
 
 from noema_graph.errors import NoemaError
 
@@ -43,25 +44,37 @@ class ReplayExhausted(NoemaError):
     """The rebuilt run asked the replay model for an output the recording does not hold."""
 
 
+class _Plan(TypedDict):
+    goal: str
+    steps: list[str]
+
+
+class _Reflection(TypedDict):
+    progress: str
+    remaining: str
+    decision: str
+    reason: str
+
+
 @dataclass
 class Script:
     """What one agent run's model said, by kind of call."""
 
     goal: str = ""
-    plans: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
-    reflections: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
+    plans: deque[_Plan] = field(default_factory=deque[_Plan])
+    reflections: deque[_Reflection] = field(default_factory=deque[_Reflection])
     turns: deque[dict[str, Any]] = field(default_factory=deque[dict[str, Any]])
-    final: Any = None
+    final: object = None
 
 
-def _plan(thought: str, observation: str | None, goal: str) -> dict[str, Any]:
+def _plan(thought: str, observation: str | None, goal: str) -> _Plan:
     if thought.startswith(_PLAN_PREFIX):
         goal = thought[len(_PLAN_PREFIX) :]
     steps = [line for line in (observation or "").splitlines() if line.strip()]
     return {"goal": goal, "steps": steps or [goal]}
 
 
-def _reflection(thought: str, observation: str | None) -> dict[str, Any]:
+def _reflection(thought: str, observation: str | None) -> _Reflection:
     decision, _, reason = (observation or "continue: ").partition(": ")
     if decision not in ("continue", "revise", "finish"):
         decision, reason = "continue", observation or ""
@@ -70,7 +83,7 @@ def _reflection(thought: str, observation: str | None) -> dict[str, Any]:
 
 def script_of(
     steps: Sequence[Mapping[str, Any]],
-    final: Any,
+    final: object,
     *,
     request: str,
     subagents: Mapping[str, Any] | None = None,
@@ -117,7 +130,7 @@ def _child_script(output: Mapping[str, Any]) -> Script:
     return script_of(steps, output.get("result"), request="")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
@@ -166,7 +179,7 @@ class ReplayChatModel(BaseChatModel):
         return self._stack or [self.script]
 
     def bind_tools(
-        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+        self, tools: Sequence[object], *, tool_choice: object = None, **kwargs: Any
     ) -> Runnable[Any, AIMessage]:
         """Remember which schema a structured-output call asks for; tools need no binding."""
         names = [_tool_name(t) for t in tools]
@@ -220,12 +233,12 @@ class ReplayChatModel(BaseChatModel):
         return AIMessage(content=turn["thought"], tool_calls=calls)
 
 
-def _structured(schema: str, args: Mapping[str, Any]) -> AIMessage:
+def _structured(schema: str, args: Mapping[str, object]) -> AIMessage:
     call = {"name": schema, "args": dict(args), "id": f"call_{schema}", "type": "tool_call"}
     return AIMessage(content="", tool_calls=[call])
 
 
-def _tool_name(tool: Any) -> str:
+def _tool_name(tool: object) -> str:
     if isinstance(tool, BaseTool):
         return tool.name
     if isinstance(tool, dict):

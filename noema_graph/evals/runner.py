@@ -63,7 +63,7 @@ def select_items(dataset: EvalDataset, agent: str | None) -> list[EvalItem]:
     return [item for item in dataset.dataset if item.tag("agent") in (None, agent)]
 
 
-def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
+def tool_schemas(agent: str) -> dict[str, dict[str, object]]:
     """Return the JSON schema of the arguments of every tool ``agent`` is offered.
 
     The schemas of the calls as a trajectory records them: an owner argument (``user_id``),
@@ -82,7 +82,7 @@ def tool_schemas(agent: str) -> dict[str, dict[str, Any]]:
     return schemas | {f"consult_{child}": consult for child in definition.subagents}
 
 
-def tool_specs(agent: str) -> list[dict[str, Any]]:
+def tool_specs(agent: str) -> list[dict[str, object]]:
     """Return the name, description and argument schema of every tool ``agent`` is offered.
 
     Recorded in a trajectory's ``metadata["tools"]``: the claim detector reads them.
@@ -144,7 +144,7 @@ def run_item(
     model: BaseChatModel,
     master: Path,
     workdir: Path,
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
 ) -> Trajectory:
     """Run ``agent`` on ``item`` over a copy of ``master``; return the recorded trajectory."""
     from noema_graph.agents import get_graph, resolve_learner
@@ -201,7 +201,7 @@ def run_items(
     master: Path,
     workdir: Path,
     concurrency: int = 1,
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
 ) -> Iterator[tuple[EvalItem, Trajectory]]:
     """Run every item (``concurrency`` at a time); yield ``(item, trajectory)`` as each ends.
 

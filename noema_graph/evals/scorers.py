@@ -26,13 +26,13 @@ from langchain_core.language_models import BaseChatModel
 
 from noema_graph.errors import ConfigurationError
 
-FinalScorer = Callable[[Any, Any], float]
+FinalScorer = Callable[[object, object], float]
 SCORER_NAMES = ("exact", "normalized", "numeric", "json_subset")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
-def parsed(value: Any) -> Any:
+def parsed(value: object) -> object:
     """Return ``value`` parsed from JSON when it is JSON text, else unchanged."""
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
@@ -42,23 +42,23 @@ def parsed(value: Any) -> Any:
     return value
 
 
-def exact(output: Any, expected: Any) -> float:
+def exact(output: object, expected: object) -> float:
     """Return 1.0 when ``output`` equals ``expected`` (JSON text parsed first), else 0.0."""
     return 1.0 if parsed(output) == parsed(expected) else 0.0
 
 
-def normalize(text: Any) -> str:
+def normalize(text: object) -> str:
     """Return ``text`` case-folded, without punctuation, whitespace collapsed."""
     value = text if isinstance(text, str) else json.dumps(text, sort_keys=True)
     return " ".join(value.casefold().translate(_PUNCTUATION).split())
 
 
-def normalized_text(output: Any, expected: Any) -> float:
+def normalized_text(output: object, expected: object) -> float:
     """Return 1.0 when both are the same text once normalised, else 0.0."""
     return 1.0 if normalize(output) == normalize(expected) else 0.0
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -75,7 +75,7 @@ def _close(actual: float, expected: float, tolerance: float, relative: float) ->
 def numeric(tolerance: float = 0.0, *, relative: float = 0.0) -> FinalScorer:
     """Return a scorer comparing the first number of each side within a tolerance."""
 
-    def score(output: Any, expected: Any) -> float:
+    def score(output: object, expected: object) -> float:
         got, want = _number(parsed(output)), _number(parsed(expected))
         if got is None or want is None:
             return 0.0
@@ -84,12 +84,12 @@ def numeric(tolerance: float = 0.0, *, relative: float = 0.0) -> FinalScorer:
     return score
 
 
-def _has_phrase(text: Any, phrase: Any) -> bool:
+def _has_phrase(text: object, phrase: object) -> bool:
     """Return whether ``phrase`` occurs in ``text`` as whole words, normalised."""
     return f" {normalize(phrase)} " in f" {normalize(text)} "
 
 
-def _operator(actual: Any, op: str, arg: Any) -> bool:
+def _operator(actual: object, op: str, arg: Any) -> bool:  # arg: a JSON value
     number = _number(actual) if not isinstance(actual, str) else None
     checks: dict[str, Callable[[], bool]] = {
         "$gte": lambda: number is not None and number >= arg,
@@ -97,7 +97,7 @@ def _operator(actual: Any, op: str, arg: Any) -> bool:
         "$gt": lambda: number is not None and number > arg,
         "$lt": lambda: number is not None and number < arg,
         "$in": lambda: actual in arg,
-        "$len": lambda: isinstance(actual, list | str | dict) and len(actual) == arg,  # pyright: ignore[reportUnknownArgumentType] -- any sized value
+        "$len": lambda: isinstance(actual, list | str | dict) and len(actual) == arg,
         "$icontains": lambda: _has_phrase(actual, arg),
         "$not_icontains": lambda: not _has_phrase(actual, arg),
     }
@@ -108,7 +108,7 @@ def _operator(actual: Any, op: str, arg: Any) -> bool:
     return checks[op]()
 
 
-def _leaf(actual: Any, expected: Any, tolerance: float) -> float:
+def _leaf(actual: object, expected: object, tolerance: float) -> float:
     if isinstance(expected, bool) or expected is None:
         return 1.0 if actual == expected else 0.0
     if isinstance(expected, int | float):
@@ -119,10 +119,10 @@ def _leaf(actual: Any, expected: Any, tolerance: float) -> float:
     return 1.0 if actual == expected else 0.0
 
 
-def subset_score(actual: Any, expected: Any, tolerance: float = 0.0) -> float:
+def subset_score(actual: object, expected: object, tolerance: float = 0.0) -> float:
     """Return the share of ``expected``'s checks that ``actual`` passes (see the module)."""
     if isinstance(expected, dict) and expected and all(str(k).startswith("$") for k in expected):
-        ops: dict[str, Any] = {str(k): v for k, v in expected.items()}  # pyright: ignore[reportUnknownVariableType] -- operator object
+        ops: dict[str, object] = {str(k): v for k, v in expected.items()}
         return sum(_operator(actual, k, v) for k, v in ops.items()) / len(ops)
     if isinstance(expected, dict):
         if not isinstance(actual, dict) or not expected:
@@ -136,11 +136,11 @@ def subset_score(actual: Any, expected: Any, tolerance: float = 0.0) -> float:
     if isinstance(expected, list):
         if not isinstance(actual, list):
             return 0.0
-        return _list_score(list(actual), list(expected), tolerance)  # pyright: ignore[reportUnknownArgumentType] -- untyped JSON lists
+        return _list_score(list(actual), list(expected), tolerance)
     return _leaf(actual, expected, tolerance)
 
 
-def _list_score(actual: list[Any], expected: list[Any], tolerance: float) -> float:
+def _list_score(actual: list[object], expected: list[object], tolerance: float) -> float:
     if not expected:
         return 1.0
     free = list(range(len(actual)))
@@ -160,7 +160,7 @@ def _list_score(actual: list[Any], expected: list[Any], tolerance: float) -> flo
 def json_subset(tolerance: float = 0.0) -> FinalScorer:
     """Return the JSON-subset scorer (numbers compared within ``tolerance``)."""
 
-    def score(output: Any, expected: Any) -> float:
+    def score(output: object, expected: object) -> float:
         return round(subset_score(parsed(output), parsed(expected), tolerance), 4)
 
     return score
@@ -190,7 +190,7 @@ def llm_judge(model: BaseChatModel, *, prompt: str | None = None) -> FinalScorer
         prompt=prompt or CORRECTNESS_PROMPT, judge=model, feedback_key="correctness"
     )
 
-    def score(output: Any, expected: Any, inputs: str = "") -> float:
+    def score(output: object, expected: object, inputs: str = "") -> float:
         result: Any = judge(inputs=inputs, outputs=output, reference_outputs=expected)
         value = result["score"]
         return float(value) if not isinstance(value, bool) else (1.0 if value else 0.0)

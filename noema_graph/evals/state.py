@@ -18,7 +18,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,9 +35,9 @@ class Change(BaseModel):
 
     table: str
     kind: str = Field(description="changed | new | deleted")
-    key: dict[str, Any]
-    before: dict[str, Any] | None = None
-    after: dict[str, Any] | None = None
+    key: dict[str, object]
+    before: dict[str, object] | None = None
+    after: dict[str, object] | None = None
 
 
 class StateVerdict(BaseModel):
@@ -47,11 +46,11 @@ class StateVerdict(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     ok: bool
-    unexpected: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]], description="Changes no expectation asked for."
+    unexpected: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]], description="Changes no expectation asked for."
     )
-    missing: list[dict[str, Any]] = Field(
-        default_factory=list[dict[str, Any]], description="Expectations no change met."
+    missing: list[dict[str, object]] = Field(
+        default_factory=list[dict[str, object]], description="Expectations no change met."
     )
 
 
@@ -68,7 +67,7 @@ def _table_changes(connection: sqlite3.Connection, table: str) -> list[Change]:
     names = (["rowid"] if keys == ["rowid"] else []) + columns
     select = ", ".join(f'"{c}"' if c != "rowid" else "rowid" for c in names)
 
-    def only_in(first: str, second: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+    def only_in(first: str, second: str) -> dict[tuple[object, ...], dict[str, object]]:
         sql = (
             f'SELECT {select} FROM {first}."{table}" EXCEPT SELECT {select} FROM {second}."{table}"'
         )
@@ -99,13 +98,13 @@ def store_changes(copy: str | Path, master: str | Path) -> list[Change]:
         connection.close()
 
 
-def _same_key(change: Change, key: Mapping[str, Any]) -> bool:
+def _same_key(change: Change, key: Mapping[str, object]) -> bool:
     return all(
         change.key.get(k, (change.after or change.before or {}).get(k)) == v for k, v in key.items()
     )
 
 
-def _holds(row: Mapping[str, Any] | None, values: Mapping[str, Any]) -> bool:
+def _holds(row: Mapping[str, object] | None, values: Mapping[str, object]) -> bool:
     return row is not None and (not values or subset_score(dict(row), dict(values)) >= 1.0)
 
 
@@ -121,7 +120,7 @@ def _stray_columns(change: Change, expected: RowExpectation) -> list[str]:
 
 def _claim_keyed(
     expected: RowExpectation, changes: list[Change], free: list[bool]
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """Match a changed or deleted row; return (missing, unexpected part) findings."""
     for i, change in enumerate(changes):
         if (
@@ -144,7 +143,7 @@ def _claim_keyed(
 
 def _claim_new(
     expected: RowExpectation, changes: list[Change], free: list[bool]
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """Claim ``count`` new rows holding the values; return a finding when fewer.
 
     A ``count`` given as operators (``{"$gte": 0}``) claims every such row, then checks
@@ -167,14 +166,14 @@ def _claim_new(
 
 
 def judge_state(
-    changes: Sequence[Change | Mapping[str, Any]], expectations: Expectations
+    changes: Sequence[Change | Mapping[str, object]], expectations: Expectations
 ) -> StateVerdict:
     """Return whether ``changes`` are exactly what ``expectations`` ask (see the module)."""
     typed = [c if isinstance(c, Change) else Change.model_validate(c) for c in changes]
     free = [True] * len(typed)
     frozen = set(expectations.frozen_tables or ())
-    missing: list[dict[str, Any]] = []
-    unexpected: list[dict[str, Any]] = []
+    missing: list[dict[str, object]] = []
+    unexpected: list[dict[str, object]] = []
     for expected in sorted(expectations.expected_state, key=lambda e: e.new):
         if expected.new:
             if (finding := _claim_new(expected, typed, free)) is not None:

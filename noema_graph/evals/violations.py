@@ -54,7 +54,7 @@ class Budget(BaseModel):
     max_cost_usd: float | None = None
 
 
-def _signature(tool: str, args: dict[str, Any]) -> str:
+def _signature(tool: str, args: dict[str, object]) -> str:
     return tool + json.dumps(args, sort_keys=True, default=str)
 
 
@@ -64,11 +64,11 @@ def _refused_as_invalid(observation: str | None) -> bool:
     value = load_json(observation)
     if value is None:
         return '"invalid_input"' in observation
-    error: Any = value.get("error") if isinstance(value, dict) else None
+    error: object = value.get("error") if isinstance(value, dict) else None
     return isinstance(error, dict) and error.get("type") == "invalid_input"
 
 
-def _schema_errors(schema: Mapping[str, Any], args: dict[str, Any]) -> str | None:
+def _schema_errors(schema: Mapping[str, object], args: dict[str, Any]) -> str | None:
     validator = jsonschema.Draft202012Validator(dict(schema))
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:
@@ -79,7 +79,7 @@ def _schema_errors(schema: Mapping[str, Any], args: dict[str, Any]) -> str | Non
 
 
 def _call_violations(
-    trajectory: Trajectory, tools: Mapping[str, Mapping[str, Any]] | None
+    trajectory: Trajectory, tools: Mapping[str, Mapping[str, object]] | None
 ) -> list[Violation]:
     found: list[Violation] = []
     seen: dict[str, tuple[str | None, str | None]] = {}  # signature -> (observation, error)
@@ -134,7 +134,7 @@ def _budget_violations(trajectory: Trajectory, budget: Budget) -> list[Violation
 def find_violations(
     trajectory: Trajectory,
     *,
-    tools: Mapping[str, Mapping[str, Any]] | None = None,
+    tools: Mapping[str, Mapping[str, object]] | None = None,
     budget: Budget | None = None,
 ) -> list[Violation]:
     """Return the rule violations of ``trajectory`` (see the module docstring).

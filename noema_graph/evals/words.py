@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,16 +55,16 @@ class Ungrounded(BaseModel):
     text: str
 
 
-def text_fields(output: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
+def text_fields(output: object, path: str = "") -> Iterator[tuple[str, str, bool]]:
     """Yield ``(path, text, in_list)`` for every string of ``output`` at any depth."""
     value = parsed(output)
     if isinstance(value, str):
         yield path, value, False
     elif isinstance(value, dict):
-        for key, inner in value.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for key, inner in value.items():
             yield from text_fields(inner, f"{path}.{key}" if path else str(key))
     elif isinstance(value, list):
-        for index, inner in enumerate(value):  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType] -- JSON
+        for index, inner in enumerate(value):
             for where, text, _ in text_fields(inner, f"{path}[{index}]"):
                 yield where, text, isinstance(inner, str)
 

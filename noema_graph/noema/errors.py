@@ -7,8 +7,6 @@ the field and the fix, so a model reading it as a tool observation can correct t
 
 from __future__ import annotations
 
-from typing import Any
-
 from noema_graph.errors import FieldError, NoemaError
 
 
@@ -25,7 +23,7 @@ class RecordNotFound(ToolInputError):
         message: str,
         *,
         fix: str | None = None,
-        fix_call: dict[str, Any] | None = None,
+        fix_call: dict[str, object] | None = None,
         plain: str | None = None,
     ) -> None:
         """Build the error; ``plain`` defaults to the message (``There is no card 250.``)."""

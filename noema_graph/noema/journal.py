@@ -89,7 +89,7 @@ class Change(BaseModel):
     tool: str
     step: int | None
     table: str
-    key: dict[str, Any]
+    key: dict[str, object]
     action: Action
     before: dict[str, Any] | None
     after: dict[str, Any] | None
@@ -143,7 +143,7 @@ class WouldChange(NoemaError):
     A control-flow signal: the journaled call catches it; it never reaches the caller.
     """
 
-    def __init__(self, result: Any, rows: list[dict[str, Any]]) -> None:
+    def __init__(self, result: Any, rows: list[dict[str, object]]) -> None:
         """Keep the operation's result and the journal rows its writes produced."""
         super().__init__("dry run")
         self.result = result
@@ -276,14 +276,14 @@ def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
         )
 
 
-def _values(table: str, text: str | None) -> dict[str, Any] | None:
+def _values(table: str, text: str | None) -> dict[str, object] | None:
     """Decode a journaled row: an object (PostgreSQL) or an array in column order (SQLite)."""
     if text is None:
         return None
     data = json.loads(text)
     if isinstance(data, dict):
-        return cast(dict[str, Any], data)
-    values = cast(list[Any], data)
+        return cast(dict[str, object], data)
+    values = cast(list[object], data)
     spec = JOURNALED.get(table)
     if spec is None or len(spec.columns) != len(values):
         return {f"column {i + 1}": value for i, value in enumerate(values)}
@@ -401,18 +401,18 @@ def _check_tables(changes: Sequence[Change]) -> Op[None]:
                 )
 
 
-def _where(key: Mapping[str, Any]) -> tuple[str, list[Any]]:
+def _where(key: Mapping[str, object]) -> tuple[str, list[object]]:
     return " AND ".join(f"{_identifier(c)} = ?" for c in key), list(key.values())
 
 
-def current_row(table: str, key: Mapping[str, Any]) -> Op[dict[str, Any] | None]:
+def current_row(table: str, key: Mapping[str, object]) -> Op[dict[str, object] | None]:
     """Return the row of ``table`` with primary key ``key`` as a dict, or None."""
     where, args = _where(key)
     row = yield from fetch_one(f"SELECT * FROM {_identifier(table)} WHERE {where}", args)
     return None if row is None else dict(row)
 
 
-def _same(current: Mapping[str, Any] | None, expected: Mapping[str, Any] | None) -> bool:
+def _same(current: Mapping[str, object] | None, expected: Mapping[str, object] | None) -> bool:
     if current is None or expected is None:
         return current is None and expected is None
     return all(current.get(column) == value for column, value in expected.items())
@@ -522,7 +522,7 @@ _SINGULAR = {
 }
 
 
-def label(table: str, key: Mapping[str, Any]) -> str:
+def label(table: str, key: Mapping[str, object]) -> str:
     """Return how a row is named in messages: ``card 5``, ``card 5 state of learner 1``."""
     if table == "card_states":
         return f"card {key.get('card_id')} state of learner {key.get('user_id')}"
@@ -534,7 +534,7 @@ def label(table: str, key: Mapping[str, Any]) -> str:
     return f"{name} " + ", ".join(f"{k} {v}" for k, v in key.items())
 
 
-def _conflict_line(change: Change, current: Mapping[str, Any] | None) -> str:
+def _conflict_line(change: Change, current: Mapping[str, object] | None) -> str:
     name = label(change.table, change.key)
     if current is None:
         return f"{name} was deleted since"

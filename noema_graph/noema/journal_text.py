@@ -7,7 +7,6 @@ looked up in the store, else in the journal itself (a concept the undo removed a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from noema_graph.noema.journal import Change, label
 from noema_graph.storage.sql.driver import Op, fetch_all
@@ -62,7 +61,7 @@ def _names(changes: Sequence[Change]) -> Op[Names]:
     return names
 
 
-def _value(table: str, column: str, value: Any, names: Names) -> str:
+def _value(table: str, column: str, value: object, names: Names) -> str:
     ref = _reference(table, column)
     if value is None:
         return "none"
@@ -85,7 +84,7 @@ def _column(table: str, column: str) -> str:
     return ref[1] if ref is not None else column
 
 
-def _summary(table: str, row: Mapping[str, Any], names: Names) -> str:
+def _summary(table: str, row: Mapping[str, object], names: Names) -> str:
     shown = [
         f"{_column(table, c)} {_value(table, c, v, names)}"
         for c, v in row.items()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,7 +26,7 @@ class Row(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
-    def from_row(cls, row: DbRow, **decoded: Any) -> Self:
+    def from_row(cls, row: DbRow, **decoded: object) -> Self:
         """Build the model from the row's columns of the same names; ``decoded`` wins.
 
         Columns the model has no field for are ignored; ``decoded`` carries the values that

@@ -65,7 +65,7 @@ def _operation(name: str) -> DomainOperation:
         ) from None
 
 
-def validate_arguments(name: str, arguments: dict[str, Any]) -> BaseModel:
+def validate_arguments(name: str, arguments: dict[str, object]) -> BaseModel:
     """Validate ``arguments`` for operation ``name``; errors name the field and the fix.
 
     Raises:
@@ -140,13 +140,13 @@ class LearningStore(Closeable):
         """Run one operation in its own transaction."""
         return run_sync(self.db, op, write=write)
 
-    def call(self, name: str, /, **arguments: Any) -> Any:
+    def call(self, name: str, /, **arguments: object) -> Any:
         """Validate ``arguments`` and run the domain operation called ``name``."""
         params = validate_arguments(name, arguments)
         operation = DOMAIN_OPERATIONS[name]
         return self.run(operation.function(params), write=operation.writes)
 
-    def call_journaled(self, name: str, arguments: dict[str, Any], change: ChangeContext) -> Any:
+    def call_journaled(self, name: str, arguments: dict[str, object], change: ChangeContext) -> Any:
         """Run operation ``name`` like :meth:`call`, its writes journaled under ``change``.
 
         A read operation runs as :meth:`call` does. With ``change.dry_run`` nothing is
@@ -215,7 +215,7 @@ class AsyncLearningStore:
         async with self._lock:
             return await run_async(self.db, op, write=write)
 
-    async def call(self, name: str, /, **arguments: Any) -> Any:
+    async def call(self, name: str, /, **arguments: object) -> Any:
         """Validate ``arguments`` and run the domain operation called ``name``."""
         params = validate_arguments(name, arguments)
         operation = DOMAIN_OPERATIONS[name]
@@ -225,7 +225,7 @@ class AsyncLearningStore:
         """Return ``async (**arguments) -> result`` for operation ``name``, for a tool spec."""
         _operation(name)
 
-        async def handle(**arguments: Any) -> Any:
+        async def handle(**arguments: object) -> Any:
             return await self.call(name, **arguments)
 
         handle.__name__ = name
@@ -233,7 +233,7 @@ class AsyncLearningStore:
         return handle
 
     async def call_journaled(
-        self, name: str, arguments: dict[str, Any], change: ChangeContext
+        self, name: str, arguments: dict[str, object], change: ChangeContext
     ) -> Any:
         """Async twin of :meth:`LearningStore.call_journaled`."""
         params = validate_arguments(name, arguments)

@@ -39,7 +39,7 @@ from contextlib import (
 )
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from noema_graph.storage.urls import (
     CONNECT_TIMEOUT_S,
@@ -202,11 +202,19 @@ def _setup_timeout() -> DatabaseUnavailable:
     )
 
 
-def _locked(row: Mapping[str, Any] | None) -> bool:
+class _SetUp(Protocol):
+    def setup(self) -> None: ...
+
+
+class _ASetUp(Protocol):
+    async def setup(self) -> None: ...
+
+
+def _locked(row: Mapping[str, object] | None) -> bool:
     return bool(row and row["locked"])
 
 
-def _locked_setup(conn: Connection[DictRow], *backends: Any) -> None:
+def _locked_setup(conn: Connection[DictRow], *backends: _SetUp) -> None:
     """Create or migrate the tables, one process at a time (their migrations would race)."""
     deadline = time.monotonic() + SETUP_WAIT_S
     while not _locked(conn.execute(TRY_LOCK, (SETUP_LOCK,)).fetchone()):
@@ -251,7 +259,7 @@ async def _async_postgres(
         yield Backend("postgres", saver, store)
 
 
-async def _async_locked_setup(conn: AsyncConnection[DictRow], *backends: Any) -> None:
+async def _async_locked_setup(conn: AsyncConnection[DictRow], *backends: _ASetUp) -> None:
     """Async :func:`_locked_setup`."""
     deadline = time.monotonic() + SETUP_WAIT_S
     while not _locked(await (await conn.execute(TRY_LOCK, (SETUP_LOCK,))).fetchone()):

@@ -42,7 +42,7 @@ from noema_graph.storage.sqlite import liveness
 from noema_graph.storage.sqlite.damage import decoding_row, file_of
 from noema_graph.storage.sqlite.format import Format, file_format
 from noema_graph.storage.sqlite.persistence import DELTA_CHANNELS, sqlite_checkpointer
-from noema_graph.storage.summary import SUMMARY_KEY, run_summary
+from noema_graph.storage.summary import SUMMARY_KEY, RunSummary, run_summary
 from noema_graph.storage.urls import backend_kind, sqlite_path
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class ThreadRow:
     cost: float | None
     last_error: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Return the row as a JSON-ready dict."""
         return asdict(self)
 
@@ -110,7 +110,7 @@ class CheckpointRow:
     tokens: int
     has_interrupt: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Return the row as a JSON-ready dict."""
         return asdict(self)
 
@@ -171,7 +171,9 @@ def history(source: Source, thread_id: str) -> list[CheckpointRow]:
     return sorted(rows, key=lambda row: row.checkpoint_id)
 
 
-def checkpoint(source: Source, thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+def checkpoint(
+    source: Source, thread_id: str, checkpoint_id: str | None = None
+) -> dict[str, object]:
     """Return the full state of ``thread_id`` at ``checkpoint_id`` (the latest when None).
 
     The state is decoded the way LangGraph resumes it (message and trace deltas replayed), with
@@ -228,7 +230,7 @@ async def ahistory(saver: Source, thread_id: str) -> list[CheckpointRow]:
 
 async def acheckpoint(
     saver: Source, thread_id: str, checkpoint_id: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Async :func:`checkpoint` (a path or URL is read by it in a worker thread).
 
     Raises:
@@ -250,7 +252,7 @@ def fork(
     config: RunnableConfig,
     checkpoint_id: str,
     *,
-    update: Mapping[str, Any] | None = None,
+    update: Mapping[str, object] | None = None,
     as_node: str | None = None,
 ) -> RunnableConfig:
     """Branch ``config``'s thread at ``checkpoint_id``; return the new branch's config.
@@ -271,13 +273,13 @@ def fork(
 
 def replay_from(
     graph: Pregel[Any, Any], config: RunnableConfig, checkpoint_id: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Resume ``config``'s thread from ``checkpoint_id``; return the final state.
 
     LangGraph re-executes only the steps after the checkpoint: tool calls whose results it
     already holds are not run again. The replay writes a new branch on the same thread.
     """
-    return cast(dict[str, Any], graph.invoke(None, _at(config, checkpoint_id)))
+    return cast(dict[str, object], graph.invoke(None, _at(config, checkpoint_id)))
 
 
 # --- fast path: SQL over SqliteSaver's tables --------------------------------------------
@@ -302,7 +304,7 @@ PAUSED_IN_THREAD_SQL = (
     "SELECT DISTINCT thread_id, checkpoint_id FROM writes "
     "WHERE thread_id = ? AND checkpoint_ns = '' AND channel = ?"
 )
-Rows = Sequence[Sequence[Any]]
+Rows = Sequence[Sequence[Any]]  # sqlite3 rows: the columns' types are the SQL's
 
 
 def _sql_threads(saver: SqliteSaver) -> list[ThreadRow]:
@@ -345,7 +347,7 @@ def _threads_from(
         rows.append(
             _thread_row(
                 thread_id,
-                cast(dict[str, Any], decoded.get("channel_values", {})),
+                cast(dict[str, object], decoded.get("channel_values", {})),
                 metadata,
                 created=_uuid_time(first_id),
                 updated=_uuid_time(checkpoint_id),
@@ -373,18 +375,18 @@ def _history_from(
 
 
 def _decode(
-    serde: SerializerProtocol, kind: str, blob: bytes, metadata: Mapping[str, Any]
-) -> dict[str, Any]:
+    serde: SerializerProtocol, kind: str, blob: bytes, metadata: Mapping[str, object]
+) -> dict[str, object]:
     """Decode a checkpoint blob, unless its metadata already carries the run summary."""
     if isinstance(metadata.get(SUMMARY_KEY), Mapping):
         return {}
-    return cast(dict[str, Any], serde.loads_typed((kind, blob)))
+    return cast(dict[str, object], serde.loads_typed((kind, blob)))
 
 
-def _metadata(raw: bytes | str | None) -> dict[str, Any]:
+def _metadata(raw: bytes | str | None) -> dict[str, object]:
     if not raw:
         return {}
-    return cast(dict[str, Any], json.loads(raw))
+    return cast(dict[str, object], json.loads(raw))
 
 
 # --- any saver: BaseCheckpointSaver.list ---------------------------------------------------
@@ -408,7 +410,7 @@ def _newest(items: Iterable[CheckpointTuple]) -> tuple[dict[str, CheckpointTuple
 
 
 def _list_threads(
-    newest: Mapping[str, CheckpointTuple], first: Mapping[str, str], outputs: Mapping[str, Any]
+    newest: Mapping[str, CheckpointTuple], first: Mapping[str, str], outputs: Mapping[str, object]
 ) -> list[ThreadRow]:
     return [
         _thread_row(
@@ -450,7 +452,7 @@ async def _awritten_output(saver: BaseCheckpointSaver[Any], item: CheckpointTupl
     return replayed("output", found["output"]) if "output" in found else None
 
 
-def _with_output(item: CheckpointTuple, output: Any) -> dict[str, Any]:
+def _with_output(item: CheckpointTuple, output: object) -> dict[str, object]:
     values = dict(item.checkpoint.get("channel_values", {}))
     if output:
         values["output"] = output
@@ -477,7 +479,7 @@ def _pg_threads(reader: pg_inspect.PostgresReader) -> list[ThreadRow]:
         rows.append(
             _thread_row(
                 head.thread_id,
-                cast(dict[str, Any], decoded.get("channel_values", {})),
+                cast(dict[str, object], decoded.get("channel_values", {})),
                 head.metadata,
                 created=_uuid_time(head.first_id),
                 updated=_uuid_time(head.checkpoint_id),
@@ -511,7 +513,7 @@ def _row_from_tuple(item: CheckpointTuple) -> CheckpointRow:
     return _checkpoint_row(
         item.checkpoint["id"],
         _parent_id(item),
-        cast(dict[str, Any], item.checkpoint),
+        cast(dict[str, object], item.checkpoint),
         dict(item.metadata or {}),
         has_interrupt=any(channel == INTERRUPT for _, channel, _ in item.pending_writes or []),
     )
@@ -520,17 +522,17 @@ def _row_from_tuple(item: CheckpointTuple) -> CheckpointRow:
 # --- rows from decoded values --------------------------------------------------------------
 
 
-def _summary(values: Mapping[str, Any], metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+def _summary(values: Mapping[str, object], metadata: Mapping[str, object]) -> RunSummary:
     written = metadata.get(SUMMARY_KEY)
     if isinstance(written, Mapping):
-        return cast(Mapping[str, Any], written)
+        return cast(RunSummary, written)
     return run_summary(values)
 
 
 def _thread_row(
     thread_id: str,
-    values: Mapping[str, Any],
-    metadata: Mapping[str, Any],
+    values: Mapping[str, object],
+    metadata: Mapping[str, object],
     *,
     created: str,
     updated: str,
@@ -541,7 +543,7 @@ def _thread_row(
     error = summary.get("error")
     writer = summary.get("writer")
     if status == "running" and isinstance(writer, Mapping) and liveness.ended(writer):
-        pid = cast(Mapping[str, Any], writer).get("pid")
+        pid = cast(Mapping[str, object], writer).get("pid")
         status, error = "failed", f"process {pid} ended without finishing (killed?)"
     return ThreadRow(
         thread_id=thread_id,
@@ -559,16 +561,16 @@ def _thread_row(
 def _checkpoint_row(
     checkpoint_id: str,
     parent_id: str | None,
-    decoded: Mapping[str, Any],
-    metadata: Mapping[str, Any],
+    decoded: Mapping[str, object],
+    metadata: Mapping[str, object],
     *,
     has_interrupt: bool,
 ) -> CheckpointRow:
-    summary = _summary(cast(Mapping[str, Any], decoded.get("channel_values", {})), metadata)
+    summary = _summary(cast(Mapping[str, object], decoded.get("channel_values", {})), metadata)
     return CheckpointRow(
         checkpoint_id=checkpoint_id,
         parent_id=parent_id,
-        step=int(metadata.get("step", -1)),
+        step=int(cast(int, metadata.get("step", -1))),  # CheckpointMetadata.step
         source=str(metadata.get("source", "")),
         node=summary.get("node") if metadata.get("source") == "loop" else None,
         iteration=int(summary.get("iteration") or 0),
@@ -579,9 +581,9 @@ def _checkpoint_row(
     )
 
 
-def _agent(metadata: Mapping[str, Any]) -> str | None:
-    if isinstance(metadata.get("agent"), str):
-        return metadata["agent"]
+def _agent(metadata: Mapping[str, object]) -> str | None:
+    if isinstance(named := metadata.get("agent"), str):
+        return named
     recipe = metadata.get(RECIPE_KEY)
     if isinstance(recipe, str):
         agent = json.loads(recipe).get("agent")
@@ -605,7 +607,7 @@ def _state(
     found: CheckpointTuple,
     history: Mapping[str, DeltaChannelHistory],
     storage: Format | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Decode the whole state: scalar channels, delta channels replayed, checkpoint facts."""
     values = dict(found.checkpoint.get("channel_values", {}))
     for name, entry in history.items():
@@ -630,7 +632,7 @@ def _state(
 
 
 def _config(thread_id: str, checkpoint_id: str | None) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    configurable: dict[str, object] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id is not None:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}

@@ -30,7 +30,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapp
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Literal, TypeVar, cast, get_args
 
 from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.storage.side_tables import Database, Rows, aensure_tables, ensure_tables
@@ -79,7 +79,7 @@ READ_SQL = f"SELECT holder, info, expires_at FROM {LEASE_TABLE} WHERE thread_id 
 class ThreadBusy(NoemaError):
     """Another run holds the thread's lease (multitask strategy ``reject``)."""
 
-    def __init__(self, thread_id: str, holder: Mapping[str, Any]) -> None:
+    def __init__(self, thread_id: str, holder: Mapping[str, object]) -> None:
         """Name the thread and the run holding it (``holder``: pid, host, since, until)."""
         self.thread_id = thread_id
         self.holder = dict(holder)
@@ -91,13 +91,13 @@ class ThreadBusy(NoemaError):
         )
 
 
-def _clock(stamp: Any) -> str:
+def _clock(stamp: object) -> str:
     if not isinstance(stamp, int | float):
         return "an unknown time"
     return datetime.fromtimestamp(stamp, UTC).strftime("%H:%M:%S UTC")
 
 
-def strategy_of(configurable: Mapping[str, Any]) -> MultitaskStrategy:
+def strategy_of(configurable: Mapping[str, object]) -> MultitaskStrategy:
     """Return the run's multitask strategy (``reject`` unless ``configurable`` names one).
 
     Raises:
@@ -113,7 +113,7 @@ def strategy_of(configurable: Mapping[str, Any]) -> MultitaskStrategy:
     return cast(MultitaskStrategy, value)
 
 
-def ttl_of(configurable: Mapping[str, Any]) -> float:
+def ttl_of(configurable: Mapping[str, object]) -> float:
     """Return the lease's time to live: ``configurable["lease_ttl_s"]``, else the default."""
     value = configurable.get(TTL_KEY, LEASE_TTL_S)
     if not isinstance(value, int | float) or value <= 0:
@@ -136,32 +136,32 @@ class Lease:
         return json.dumps({**writer(), "since": time.time()})
 
 
-def new_lease(database: Database, thread_id: str, configurable: Mapping[str, Any]) -> Lease:
+def new_lease(database: Database, thread_id: str, configurable: Mapping[str, object]) -> Lease:
     """Return the lease a run of ``thread_id`` takes (its strategy and TTL from the config)."""
     return Lease(
         database, thread_id, strategy_of(configurable), ttl_of(configurable), uuid.uuid4().hex
     )
 
 
-def _holder_of(rows: Rows) -> tuple[str, dict[str, Any], float] | None:
+def _holder_of(rows: Rows) -> tuple[str, dict[str, object], float] | None:
     if not rows:
         return None
     holder, info, expires = rows[0]
     try:
-        parsed = json.loads(info)
+        parsed = json.loads(cast(str, info))  # the TEXT column
     except ValueError:
         parsed = {}
-    return str(holder), parsed if isinstance(parsed, dict) else {}, float(expires)
+    return str(holder), parsed if isinstance(parsed, dict) else {}, float(cast(float, expires))
 
 
-Run = Callable[[str, tuple[Any, ...]], T]
+Run = Callable[[str, tuple[object, ...]], T]
 
 
-RETRY: dict[str, Any] = {}
+RETRY: dict[str, object] = {}
 """What :func:`_try` returns when the lease changed hands meanwhile: try again at once."""
 
 
-def _try(lease: Lease, run: Run[Rows]) -> dict[str, Any] | None:
+def _try(lease: Lease, run: Run[Rows]) -> dict[str, object] | None:
     """Try once to take ``lease``; None when taken, :data:`RETRY`, else the holder's info."""
     now = time.time()
     until = now + lease.ttl_s
@@ -212,7 +212,7 @@ def _sync_run(database: Database) -> Run[Rows]:
     sync = database.run
     assert sync is not None  # hold() only takes leases of databases with sync access
 
-    def run(sql: str, params: tuple[Any, ...]) -> Rows:
+    def run(sql: str, params: tuple[object, ...]) -> Rows:
         return _retrying(lambda: sync(sql, params))
 
     return run
@@ -255,11 +255,11 @@ async def aacquire(lease: Lease) -> None:
             delay = min(delay * 2, WAIT_MAX_S)
 
 
-async def _arun(lease: Lease, sql: str, params: tuple[Any, ...]) -> Rows:
+async def _arun(lease: Lease, sql: str, params: tuple[object, ...]) -> Rows:
     return await _aretrying(lambda: lease.database.arun(sql, params))
 
 
-def _renewal(lease: Lease) -> tuple[str, tuple[Any, ...]]:
+def _renewal(lease: Lease) -> tuple[str, tuple[object, ...]]:
     return RENEW_SQL, (time.time() + lease.ttl_s, lease.thread_id, lease.holder)
 
 
@@ -334,7 +334,7 @@ async def ahold(lease: Lease) -> AsyncGenerator[None]:
             _unreleased(lease, exc)
 
 
-def holder(database: Database, thread_id: str) -> dict[str, Any] | None:
+def holder(database: Database, thread_id: str) -> dict[str, object] | None:
     """Return who holds ``thread_id``'s lease (pid, host, start, since), or None when free."""
     ensure_tables(database, LEASE_TABLE, TABLES)
     assert database.run is not None

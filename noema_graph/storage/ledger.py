@@ -27,7 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
@@ -136,15 +136,17 @@ def _database(store: BaseStore) -> Steps[Database]:
     return (yield from _retried(run, arun))
 
 
-def _execute(database: Database, sql: str, params: tuple[Any, ...]) -> Steps[list[tuple[Any, ...]]]:
-    def run() -> list[tuple[Any, ...]]:
+def _execute(
+    database: Database, sql: str, params: tuple[object, ...]
+) -> Steps[list[tuple[object, ...]]]:
+    def run() -> list[tuple[object, ...]]:
         assert database.run is not None  # _database refused an async-only one on this path
         return database.run(sql, params)
 
     return (yield from _retried(run, lambda: database.arun(sql, params)))
 
 
-def _refusal(previous: dict[str, Any]) -> str | None:
+def _refusal(previous: dict[str, object]) -> str | None:
     """Return why a recorded call may not run again, or None when it may (it paused)."""
     status = previous.get("status")
     if status == "paused":
@@ -195,12 +197,12 @@ def _retried(run: Callable[[], T], arun: Callable[[], Awaitable[T]]) -> Steps[T]
         delay = min(delay * 2, MAX_DELAY_S)
 
 
-def _status(database: Database, thread: str, call_id: str) -> Steps[dict[str, Any]]:
+def _status(database: Database, thread: str, call_id: str) -> Steps[dict[str, object]]:
     rows = yield from _execute(database, READ_SQL + " AND call_id = ?", (thread, call_id))
     return {"status": rows[0][1], "tool": rows[0][2]} if rows else {"status": "started"}
 
 
-def claim(store: BaseStore, thread: str, call: dict[str, Any]) -> Steps[str | None]:
+def claim(store: BaseStore, thread: str, call: dict[str, object]) -> Steps[str | None]:
     """Claim ``call`` in one statement; return a refusal if another claimant has it.
 
     A call recorded as ``paused`` (the tool itself called ``interrupt()``) is claimed again:
@@ -233,7 +235,7 @@ def _unrecorded(exc: NoAtomicClaim | LedgerUnavailable) -> str:
 
 
 def settle(
-    store: BaseStore, thread: str, call: dict[str, Any], status: LedgerStatus = "done"
+    store: BaseStore, thread: str, call: dict[str, object], status: LedgerStatus = "done"
 ) -> Steps[None]:
     """Record ``call`` as ``done`` (or ``paused``: it called ``interrupt()``).
 
@@ -259,7 +261,7 @@ def entries(store: BaseStore, thread: str) -> dict[str, LedgerStatus]:
     if database is None or database.run is None:
         raise NoAtomicClaim(type(store).__name__)
     ensure_side_tables(database, LEDGER_TABLE, _tables(database))
-    return {str(row[0]): row[1] for row in database.run(READ_SQL, (thread,))}
+    return {str(row[0]): cast(LedgerStatus, row[1]) for row in database.run(READ_SQL, (thread,))}
 
 
 async def aentries(store: BaseStore, thread: str) -> dict[str, LedgerStatus]:
@@ -268,4 +270,6 @@ async def aentries(store: BaseStore, thread: str) -> dict[str, LedgerStatus]:
     if database is None:
         raise NoAtomicClaim(type(store).__name__)
     await aensure_tables(database, LEDGER_TABLE, _tables(database))
-    return {str(row[0]): row[1] for row in await database.arun(READ_SQL, (thread,))}
+    return {
+        str(row[0]): cast(LedgerStatus, row[1]) for row in await database.arun(READ_SQL, (thread,))
+    }

@@ -39,7 +39,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 )
 
 # a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
-from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage] -- no public name yet
 
 from noema_graph.errors import InvalidValue
 from noema_graph.state.models import (
@@ -83,14 +83,14 @@ class CompactOutput:
         """Wrap the output contract ``value`` (a dict, as ``state["output"]`` holds it)."""
         self.value = value
 
-    def compact(self) -> dict[str, Any]:
+    def compact(self) -> dict[str, object]:
         """Return the contract with duplicate results left out (see the module docstring)."""
         reasoning = self.value["reasoning"]
         steps = [_compact_step(s) for s in reasoning["steps"]]
         return {**self.value, "reasoning": {**reasoning, "steps": steps}}
 
 
-def expand_output(**stored: Any) -> dict[str, Any]:
+def expand_output(**stored: Any) -> dict[str, object]:
     """Return the output contract ``stored`` stands for (the decoder calls it by name)."""
     reasoning = stored.get("reasoning")
     if not isinstance(reasoning, dict) or not isinstance(reasoning.get("steps"), list):
@@ -99,7 +99,7 @@ def expand_output(**stored: Any) -> dict[str, Any]:
     return {**stored, "reasoning": {**reasoning, "steps": steps}}
 
 
-def _compact_step(step: Any) -> Any:
+def _compact_step(step: object) -> object:
     """Return a step dict without ``action.output`` when it equals the observation."""
     if not isinstance(step, dict):
         return step
@@ -115,7 +115,7 @@ def _compact_step(step: Any) -> Any:
     return {**step, "action": slim, OUTPUT_FROM: "observation"}
 
 
-def is_output_contract(value: Any) -> TypeGuard[dict[str, Any]]:
+def is_output_contract(value: object) -> TypeGuard[dict[str, Any]]:
     """Return whether ``value`` looks like ``state["output"]`` with its reasoning steps."""
     return (
         isinstance(value, dict)
@@ -125,7 +125,7 @@ def is_output_contract(value: Any) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def _default(obj: Any) -> Any:
+def _default(obj: object) -> object:
     """Encode ``obj`` as LangGraph does, tool steps and output contracts compacted."""
     if isinstance(obj, ReasoningStep):
         fields = _compact_step(obj.model_dump())
@@ -152,7 +152,7 @@ _EXT = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _STOCK = JsonPlusSerializer()
 
 
-def langgraph_default(obj: Any) -> Any:
+def langgraph_default(obj: object) -> object:
     """Return what LangGraph's encoder makes of ``obj``, through its public ``dumps_typed``.
 
     LangGraph's msgpack hook is private; encoding ``obj`` alone gives the same bytes: an
@@ -171,20 +171,20 @@ def langgraph_default(obj: Any) -> Any:
     return ormsgpack.unpackb(data, option=ormsgpack.OPT_NON_STR_KEYS)
 
 
-def _encode(value: Any) -> bytes:
+def _encode(value: object) -> bytes:
     return ormsgpack.packb(value, default=_default, option=OPTIONS)
 
 
-def _wrap(obj: Any) -> Any:
+def _wrap(obj: object) -> object:
     """Wrap an output contract, alone or in a checkpoint's channel values."""
     if is_output_contract(obj):
         return CompactOutput(obj)
     if isinstance(obj, dict) and isinstance(values := obj.get("channel_values"), dict):
-        return {**obj, "channel_values": _linked(cast(dict[str, Any], values))}
+        return {**obj, "channel_values": _linked(cast(dict[str, object], values))}
     return obj
 
 
-def _linked(values: dict[str, Any]) -> dict[str, Any]:
+def _linked(values: dict[str, object]) -> dict[str, object]:
     """Return channel values where snapshots refer to each other instead of repeating.
 
     A checkpoint that holds full snapshots of ``messages`` and ``trace`` (the oldest one
@@ -205,12 +205,12 @@ def _linked(values: dict[str, Any]) -> dict[str, Any]:
     return linked
 
 
-def _unsnapped(value: Any) -> Any:
+def _unsnapped(value: object) -> object:
     """Return the value a snapshot holds (the output channel is a delta channel), or itself."""
     return value.value if isinstance(value, _DeltaSnapshot) else value
 
 
-def tool_answers(messages: Iterable[Any]) -> dict[str, str]:
+def tool_answers(messages: Iterable[object]) -> dict[str, str]:
     """Return the text of each ToolMessage in ``messages``, by tool call id."""
     return {
         m.tool_call_id: m.content
@@ -219,7 +219,7 @@ def tool_answers(messages: Iterable[Any]) -> dict[str, str]:
     }
 
 
-def link_step(step: Any, answers: Mapping[str, str]) -> Any:
+def link_step(step: object, answers: Mapping[str, str]) -> object:
     """Return ``step`` as plain fields referring to its ToolMessage, or ``step`` itself.
 
     Only a tool step whose observation is exactly the text of the ToolMessage answering its
@@ -229,34 +229,34 @@ def link_step(step: Any, answers: Mapping[str, str]) -> Any:
         return step
     if step.observation is None or answers.get(step.call_id) != step.observation:
         return step
-    fields = _compact_step(step.model_dump())
+    fields = cast(dict[str, object], _compact_step(step.model_dump()))  # a dict stays one
     del fields["observation"]
     return {**fields, OBSERVATION_FROM: "message"}
 
 
-def _trace_step(step: ReasoningStep) -> dict[str, Any]:
+def _trace_step(step: ReasoningStep) -> dict[str, object]:
     """Return ``step`` as the output contract holds it (see ``nodes/output.py``)."""
     return TraceStep.model_validate(step, from_attributes=True).model_dump(mode="json")
 
 
-def _link_output(output: dict[str, Any], trace: Sequence[Any]) -> dict[str, Any]:
+def _link_output(output: dict[str, Any], trace: Sequence[object]) -> dict[str, object]:
     """Return ``output`` whose steps equal to their trace entry are ``{"$trace": i}``."""
     steps = output["reasoning"]["steps"]
     linked = [
         {TRACE_REF: i}
-        if i < len(trace) and isinstance(trace[i], ReasoningStep) and _trace_step(trace[i]) == s
+        if i < len(trace) and isinstance(t := trace[i], ReasoningStep) and _trace_step(t) == s
         else s
         for i, s in enumerate(steps)
     ]
     return {**output, "reasoning": {**output["reasoning"], "steps": linked}}
 
 
-def is_linked(step: Any) -> bool:
+def is_linked(step: object) -> bool:
     """Return whether ``step`` is a trace step :func:`link_step` linked to its ToolMessage."""
     return isinstance(step, dict) and OBSERVATION_FROM in step
 
 
-def _resolve(values: dict[str, Any]) -> None:
+def _resolve(values: dict[str, object]) -> None:
     """Undo :func:`_linked` in decoded channel values, in place."""
     trace = values.get("trace")
     if isinstance(trace, _DeltaSnapshot) and any(
@@ -280,7 +280,7 @@ def _resolve(values: dict[str, Any]) -> None:
         values["output"] = _DeltaSnapshot(whole) if contract is not output else whole
 
 
-def unlink_step(step: Any, answers: Mapping[str, str]) -> Any:
+def unlink_step(step: object, answers: Mapping[str, str]) -> object:
     """Return a step :func:`link_step` linked as a ReasoningStep, its observation put back."""
     if not isinstance(step, dict) or OBSERVATION_FROM not in step:
         return step
@@ -327,7 +327,7 @@ class CompactSerializer(JsonPlusSerializer):
         self.compact = compact or compress
         self.compress = compress
 
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+    def dumps_typed(self, obj: object) -> tuple[str, bytes]:
         """Encode ``obj`` (msgpack, as LangGraph; see the class docstring)."""
         if obj is None or isinstance(obj, bytes | bytearray):
             return super().dumps_typed(obj)
@@ -343,7 +343,7 @@ class CompactSerializer(JsonPlusSerializer):
             data = ("msgpack", inflate(data[1]))
         value = super().loads_typed(data)
         if isinstance(value, dict) and isinstance(values := value.get("channel_values"), dict):
-            _resolve(cast(dict[str, Any], values))
+            _resolve(cast(dict[str, object], values))
         return value
 
 

@@ -26,16 +26,19 @@ import sqlite3
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import closing
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from noema_graph.errors import MisuseError
 
+if TYPE_CHECKING:
+    from aiosqlite import Connection as AioConnection
+
 Dialect = Literal["sqlite", "postgres"]
-Rows = list[tuple[Any, ...]]
+Rows = list[tuple[object, ...]]
 LEDGER_TABLE = "noema_tool_ledger"
 """The tool ledger's table (:mod:`noema_graph.storage.ledger`)."""
 LEDGER_NAMESPACE = ("noema", "tool_ledger")
@@ -52,31 +55,31 @@ class Database:
     """
 
     dialect: Dialect
-    run: Callable[[str, Sequence[Any]], Rows] | None
-    arun: Callable[[str, Sequence[Any]], Awaitable[Rows]]
+    run: Callable[[str, Sequence[object]], Rows] | None
+    arun: Callable[[str, Sequence[object]], Awaitable[Rows]]
     in_memory: bool = False
 
 
 def _sqlite_file(path: Path) -> Database:
     """Return the database of the SQLite file ``path``."""
 
-    def run(sql: str, params: Sequence[Any]) -> Rows:
+    def run(sql: str, params: Sequence[object]) -> Rows:
         conn = sqlite3.connect(path, timeout=SQLITE_BUSY_S, isolation_level=None)
         with closing(conn):
             conn.execute("PRAGMA synchronous=NORMAL")  # as the savers: WAL, no fsync per commit
             return [tuple(row) for row in conn.execute(sql, tuple(params)).fetchall()]
 
-    async def arun(sql: str, params: Sequence[Any]) -> Rows:
+    async def arun(sql: str, params: Sequence[object]) -> Rows:
         return await asyncio.to_thread(run, sql, params)
 
     return Database("sqlite", run, arun)
 
 
-_MEMORY: weakref.WeakKeyDictionary[Any, Database] = weakref.WeakKeyDictionary()
+_MEMORY: weakref.WeakKeyDictionary[object, Database] = weakref.WeakKeyDictionary()
 _MEMORY_LOCK = threading.Lock()
 
 
-def _memory(owner: Any) -> Database:
+def _memory(owner: object) -> Database:
     """Return the private in-memory database of the in-memory saver or Store ``owner``."""
     with _MEMORY_LOCK:
         found = _MEMORY.get(owner)
@@ -86,11 +89,11 @@ def _memory(owner: Any) -> Database:
         weakref.finalize(owner, conn.close)
         lock = threading.Lock()
 
-        def run(sql: str, params: Sequence[Any]) -> Rows:
+        def run(sql: str, params: Sequence[object]) -> Rows:
             with lock:
                 return [tuple(row) for row in conn.execute(sql, tuple(params)).fetchall()]
 
-        async def arun(sql: str, params: Sequence[Any]) -> Rows:
+        async def arun(sql: str, params: Sequence[object]) -> Rows:
             return await asyncio.to_thread(run, sql, params)  # sqlite3 calls block the loop
 
         database = Database("sqlite", run, arun, in_memory=True)
@@ -102,68 +105,117 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
-def _params(params: Sequence[Any]) -> tuple[Any, ...] | None:
+def _params(params: Sequence[object]) -> tuple[object, ...] | None:
     """Return psycopg's parameters (None when there are none: ``%`` is then plain text)."""
     return tuple(params) or None
 
 
-def _tuple(row: Any) -> tuple[Any, ...]:
+class _Cursor(Protocol):
+    """A psycopg cursor, as far as :func:`_rows` reads it."""
+
+    @property
+    def description(self) -> object: ...
+
+    def fetchall(self) -> Sequence[Iterable[object] | Mapping[str, object]]: ...
+
+
+class _AsyncCursor(Protocol):
+    """An async psycopg cursor, as far as :func:`_arows` reads it."""
+
+    @property
+    def description(self) -> object: ...
+
+    async def fetchall(self) -> Sequence[Iterable[object] | Mapping[str, object]]: ...
+
+
+class _Connection(Protocol):
+    """A sync psycopg connection, as far as :func:`_one_connection` uses it."""
+
+    def transaction(self) -> AbstractContextManager[object]: ...
+
+    def execute(self, query: str, params: tuple[object, ...] | None, /) -> _Cursor: ...
+
+
+class _AsyncConnection(Protocol):
+    """An async psycopg connection, as far as :func:`_postgres` uses it."""
+
+    def transaction(self) -> AbstractAsyncContextManager[object]: ...
+
+    async def execute(self, query: str, params: tuple[object, ...] | None, /) -> _AsyncCursor: ...
+
+
+class _AsyncLocked(Protocol):
+    """A saver or Store holding one async connection under its ``lock``."""
+
+    @property
+    def lock(self) -> AbstractAsyncContextManager[object]: ...
+
+
+class _Pool(Protocol):
+    def connection(self) -> AbstractContextManager[_Connection]: ...
+
+
+class _AsyncPool(Protocol):
+    def connection(self) -> AbstractAsyncContextManager[_AsyncConnection]: ...
+
+
+def _tuple(row: Iterable[object] | Mapping[str, object]) -> tuple[object, ...]:
     """Return a psycopg row (a dict under ``dict_row``, else a tuple) as a tuple."""
-    values: Any = row.values() if isinstance(row, dict) else row
+    values: Iterable[object] = row.values() if isinstance(row, dict) else row
     return tuple(values)
 
 
-def _rows(cursor: Any) -> Rows:
+def _rows(cursor: _Cursor) -> Rows:
     """Return a psycopg cursor's rows as tuples ([] for a statement without rows)."""
     return [_tuple(r) for r in cursor.fetchall()] if cursor.description else []
 
 
-async def _arows(cursor: Any) -> Rows:
+async def _arows(cursor: _AsyncCursor) -> Rows:
     """Async :func:`_rows`."""
     return [_tuple(r) for r in await cursor.fetchall()] if cursor.description else []
 
 
-def _postgres(owner: Any) -> Database | None:
+def _postgres(owner: object) -> Database | None:
     """Return the database of a LangGraph PostgreSQL saver or Store, or None."""
     psycopg = sys.modules.get("psycopg")
     if psycopg is None:
         return None
-    conn = getattr(owner, "conn", None)
+    conn: object = getattr(owner, "conn", None)
     pool_module = sys.modules.get("psycopg_pool")
     if pool_module is not None and isinstance(conn, pool_module.ConnectionPool):
-        pool: Any = conn
+        pool = cast(_Pool, conn)
 
-        def run_pool(sql: str, params: Sequence[Any]) -> Rows:
+        def run_pool(sql: str, params: Sequence[object]) -> Rows:
             with pool.connection() as c, c.transaction():
                 return _rows(c.execute(_pg(sql), _params(params)))
 
         return Database("postgres", run_pool, _to_thread(run_pool))
     if pool_module is not None and isinstance(conn, pool_module.AsyncConnectionPool):
-        apool: Any = conn
+        apool = cast(_AsyncPool, conn)
 
-        async def arun_pool(sql: str, params: Sequence[Any]) -> Rows:
+        async def arun_pool(sql: str, params: Sequence[object]) -> Rows:
             async with apool.connection() as c, c.transaction():
                 return await _arows(await c.execute(_pg(sql), _params(params)))
 
         return Database("postgres", None, arun_pool)
     if isinstance(conn, psycopg.Connection):
-        return _one_connection(owner, conn)
+        return _one_connection(owner, cast(_Connection, conn))
     if isinstance(conn, psycopg.AsyncConnection):
-        aconn: Any = conn
+        aconn = cast(_AsyncConnection, conn)
 
-        async def arun_conn(sql: str, params: Sequence[Any]) -> Rows:
-            async with owner.lock, aconn.transaction():
+        async def arun_conn(sql: str, params: Sequence[object]) -> Rows:
+            async with cast(_AsyncLocked, owner).lock, aconn.transaction():
                 return await _arows(await aconn.execute(_pg(sql), _params(params)))
 
         return Database("postgres", None, arun_conn)
     return None
 
 
-def _one_connection(owner: Any, conn: Any) -> Database:
+def _one_connection(owner: object, conn: _Connection) -> Database:
     """Return the database of a saver or Store holding one sync psycopg connection."""
     lock = getattr(owner, "lock", None) or threading.Lock()
 
-    def run(sql: str, params: Sequence[Any]) -> Rows:
+    def run(sql: str, params: Sequence[object]) -> Rows:
         with lock, conn.transaction():
             return _rows(conn.execute(_pg(sql), _params(params)))
 
@@ -171,15 +223,15 @@ def _one_connection(owner: Any, conn: Any) -> Database:
 
 
 def _to_thread(
-    run: Callable[[str, Sequence[Any]], Rows],
-) -> Callable[[str, Sequence[Any]], Awaitable[Rows]]:
-    async def arun(sql: str, params: Sequence[Any]) -> Rows:
+    run: Callable[[str, Sequence[object]], Rows],
+) -> Callable[[str, Sequence[object]], Awaitable[Rows]]:
+    async def arun(sql: str, params: Sequence[object]) -> Rows:
         return await asyncio.to_thread(run, sql, params)
 
     return arun
 
 
-def _sqlite_path(owner: Any) -> Path | None:
+def _sqlite_path(owner: object) -> Path | None:
     """Return the SQLite file of a saver or Store, or None (unknown, or in memory).
 
     noema's savers name it (``noema_path``); otherwise it is read from a sqlite3 connection:
@@ -197,17 +249,17 @@ def _sqlite_path(owner: Any) -> Path | None:
     return None
 
 
-def _is_memory(owner: Any) -> bool:
+def _is_memory(owner: object) -> bool:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
 
     return isinstance(owner, InMemorySaver | InMemoryStore)
 
 
-_FOUND: weakref.WeakKeyDictionary[Any, Database | None] = weakref.WeakKeyDictionary()
+_FOUND: weakref.WeakKeyDictionary[object, Database | None] = weakref.WeakKeyDictionary()
 
 
-def database_of(owner: Any) -> Database | None:
+def database_of(owner: object) -> Database | None:
     """Return the database behind the checkpointer or Store ``owner``; None when unknown.
 
     A LangGraph ``AsyncSqliteSaver``/``AsyncSqliteStore`` without noema's ``path`` is found
@@ -223,7 +275,7 @@ def database_of(owner: Any) -> Database | None:
     return found
 
 
-def _find(owner: Any) -> Database | None:
+def _find(owner: object) -> Database | None:
     if _is_memory(owner):
         return _memory(owner)
     path = _sqlite_path(owner)
@@ -232,16 +284,16 @@ def _find(owner: Any) -> Database | None:
     return _postgres(owner)
 
 
-async def adatabase_of(owner: Any) -> Database | None:
+async def adatabase_of(owner: object) -> Database | None:
     """Async :func:`database_of` (off the event loop): also finds an aiosqlite connection's file."""
     found = await asyncio.to_thread(database_of, owner)
     if found is not None:
         return found
-    conn: Any = getattr(owner, "conn", None)
+    conn: object = getattr(owner, "conn", None)
     aiosqlite = sys.modules.get("aiosqlite")
     if aiosqlite is None or not isinstance(conn, aiosqlite.Connection):
         return None
-    async with conn.execute("PRAGMA database_list") as cursor:
+    async with cast("AioConnection", conn).execute("PRAGMA database_list") as cursor:
         rows = await cursor.fetchall()
     main = next((str(r[2]) for r in rows if r[1] == "main"), "")
     if not main:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import NotRequired, cast
+
+from typing_extensions import TypedDict
 
 from noema_graph.state.outcome import FINISHED
 
@@ -15,7 +17,20 @@ SUMMARY_KEY = "noema"
 """Checkpoint metadata key of :func:`run_summary` (written by the core at each step)."""
 
 
-def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
+class RunSummary(TypedDict):
+    """What :func:`run_summary` writes (``writer``: the savers add the process's identity)."""
+
+    node: str | None
+    iteration: int
+    tokens: int
+    cost: float | None
+    plan_step: str | None
+    status: str
+    error: str | None
+    writer: NotRequired[dict[str, object]]
+
+
+def run_summary(values: Mapping[str, object]) -> RunSummary:
     """Summarise a checkpoint's channel values for its metadata (key :data:`SUMMARY_KEY`).
 
     What listing needs, as JSON-ready values: ``node`` (the node whose outcome is latest),
@@ -28,7 +43,7 @@ def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     output = values.get("output") or {}
     outcome = values.get("outcome")
     status = "running"
-    error: Any = values.get("llm_error")
+    error: object = values.get("llm_error")
     if getattr(outcome, "node", None) == "finalize":
         if output:
             final_error = output.get("error") if isinstance(output, Mapping) else None
@@ -39,7 +54,7 @@ def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
         error = final_error or error
     return {
         "node": getattr(outcome, "node", None),
-        "iteration": int(values.get("iteration") or 0),
+        "iteration": int(cast("int | None", values.get("iteration")) or 0),  # the state's int
         "tokens": int(getattr(usage, "total_tokens", 0) or 0),
         "cost": getattr(usage, "cost_usd", None) if usage is not None else None,
         "plan_step": _plan_step(values.get("plan")),
@@ -48,7 +63,7 @@ def run_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _plan_step(plan: Any) -> str | None:
+def _plan_step(plan: object) -> str | None:
     steps = getattr(plan, "steps", None)
     if not steps:
         return None
@@ -58,7 +73,7 @@ def _plan_step(plan: Any) -> str | None:
     return f"{index + 1}/{len(steps)}: {steps[index].description}"
 
 
-def _error_text(error: Any) -> str | None:
+def _error_text(error: object) -> str | None:
     if error is None or error == "":
         return None
     if isinstance(error, Mapping):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 from langchain_core.tools import BaseTool
@@ -54,7 +54,7 @@ _PYDANTIC_EXPECTED = {
 }
 
 
-def check_arguments(tool: BaseTool, args: object) -> tuple[dict[str, Any], str | None]:
+def check_arguments(tool: BaseTool, args: object) -> tuple[dict[str, object], str | None]:
     """Validate (and losslessly coerce) the arguments of one call of ``tool``.
 
     Args:
@@ -74,13 +74,13 @@ def check_arguments(tool: BaseTool, args: object) -> tuple[dict[str, Any], str |
             f"Invalid arguments for tool {tool.name!r}: expected an object of named "
             f"arguments, got {_described(args)}."
         )
-    given: dict[str, Any] = {str(key): value for key, value in args.items()}  # pyright: ignore[reportUnknownVariableType] -- keys of an untyped dict
+    given: dict[str, object] = {str(key): value for key, value in args.items()}
     compiled = compiled_schema(tool)
     if compiled.problem is not None:  # check_tool_schemas refuses it at build time
         return given, f"Tool {tool.name!r} has an invalid argument schema: {compiled.problem}."
     schema = tool.args_schema
     if compiled.validator is not None and isinstance(schema, dict):
-        coerced = coerce_numbers(schema, given, schema)  # pyright: ignore[reportUnknownArgumentType] -- JSON Schema dict
+        coerced = cast(dict[str, Any], coerce_numbers(schema, given, schema))  # dict in, dict out
         errors = sorted(
             compiled.validator.iter_errors(coerced), key=lambda e: list(map(str, e.path))
         )
@@ -93,7 +93,9 @@ def check_arguments(tool: BaseTool, args: object) -> tuple[dict[str, Any], str |
     return given, None
 
 
-def coerce_numbers(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> Any:
+def coerce_numbers(
+    schema: Mapping[str, object], value: object, root: Mapping[str, object]
+) -> object:
     """Return ``value`` with lossless number coercions where ``schema`` asks for numbers.
 
     Walks ``properties`` of objects and ``items`` of arrays (following local ``$ref``s of
@@ -112,28 +114,28 @@ def coerce_numbers(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any
     properties = schema.get("properties")
     if isinstance(value, dict) and isinstance(properties, Mapping):
         return {
-            key: coerce_numbers(properties[key], item, root)  # pyright: ignore[reportUnknownArgumentType] -- JSON
-            if isinstance(properties.get(key), Mapping)  # pyright: ignore[reportUnknownMemberType] -- JSON
+            key: coerce_numbers(properties[key], item, root)
+            if isinstance(properties.get(key), Mapping)
             else item
-            for key, item in value.items()  # pyright: ignore[reportUnknownVariableType] -- JSON
+            for key, item in value.items()
         }
     items = schema.get("items")
     if isinstance(value, list) and isinstance(items, Mapping):
-        return [coerce_numbers(items, item, root) for item in value]  # pyright: ignore[reportUnknownArgumentType,reportUnknownVariableType] -- JSON
+        return [coerce_numbers(items, item, root) for item in value]
     return value
 
 
-def _resolved(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+def _resolved(schema: Mapping[str, object], root: Mapping[str, object]) -> Mapping[str, object]:
     seen = 0
     while isinstance(ref := schema.get("$ref"), str) and ref.startswith("#") and seen < 32:
         target = resolve_pointer(root, ref)
         if not isinstance(target, Mapping):
             break
-        schema, seen = target, seen + 1  # pyright: ignore[reportUnknownVariableType] -- JSON
+        schema, seen = target, seen + 1
     return schema
 
 
-def _kinds(schema: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[str]:
+def _kinds(schema: Mapping[str, object], root: Mapping[str, object]) -> frozenset[str]:
     """Return the JSON types ``schema`` admits, from ``type`` and its anyOf/oneOf branches.
 
     An empty set means the types are not stated (anything goes), so nothing is coerced.
@@ -143,22 +145,22 @@ def _kinds(schema: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[str]
     if isinstance(declared, str):
         kinds.add(declared)
     elif isinstance(declared, list):
-        kinds.update(str(kind) for kind in declared)  # pyright: ignore[reportUnknownVariableType] -- JSON
+        kinds.update(str(kind) for kind in declared)
     for key in ("anyOf", "oneOf"):
         branches = schema.get(key)
         if not isinstance(branches, list):
             continue
-        for branch in branches:  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for branch in branches:
             branch_kinds = (
                 _kinds(_resolved(branch, root), root) if isinstance(branch, Mapping) else ()
-            )  # pyright: ignore[reportUnknownArgumentType] -- JSON
+            )
             if not branch_kinds:
                 return frozenset()  # an untyped branch admits anything: do not guess
             kinds.update(branch_kinds)
     return frozenset(kinds)
 
 
-def _parse_number(text: str, kinds: frozenset[str]) -> Any:
+def _parse_number(text: str, kinds: frozenset[str]) -> str | int | float:
     if "string" in kinds:
         return text
     if "integer" in kinds and _INTEGER.fullmatch(text):
@@ -190,11 +192,11 @@ def _expected(error: jsonschema.ValidationError) -> str | None:
     """Return the expected JSON type(s) of a type or anyOf/oneOf-of-types error, else None."""
     if error.validator == "type":
         declared = error.validator_value
-        return " or ".join(map(str, declared)) if isinstance(declared, list) else str(declared)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        return " or ".join(map(str, declared)) if isinstance(declared, list) else str(declared)
     if error.validator in ("anyOf", "oneOf") and isinstance(error.validator_value, list):
         kinds = [
-            branch.get("type") if isinstance(branch, Mapping) else None  # pyright: ignore[reportUnknownMemberType] -- JSON
-            for branch in error.validator_value  # pyright: ignore[reportUnknownVariableType] -- JSON
+            branch.get("type") if isinstance(branch, Mapping) else None
+            for branch in error.validator_value
         ]
         if kinds and all(isinstance(kind, str) for kind in kinds):
             return " or ".join(dict.fromkeys(str(kind) for kind in kinds))
@@ -202,8 +204,8 @@ def _expected(error: jsonschema.ValidationError) -> str | None:
 
 
 def _check_model(
-    tool: str, model: type[BaseModel], given: dict[str, Any]
-) -> tuple[dict[str, Any], str | None]:
+    tool: str, model: type[BaseModel], given: dict[str, object]
+) -> tuple[dict[str, object], str | None]:
     try:
         parsed = model.model_validate(given)
     except ValidationError as exc:
@@ -217,7 +219,7 @@ def _check_model(
     return coerced, None
 
 
-def _lossless(given: Any, parsed: Any) -> Any:
+def _lossless(given: object, parsed: object) -> object:
     """Return ``parsed`` when it is a lossless number coercion of ``given``, else ``given``."""
     if isinstance(given, bool) or type(parsed) not in (int, float):
         return given
@@ -243,7 +245,7 @@ def _pydantic_text(tool: str, error: ErrorDetails) -> str:
     return f"Invalid {where} for tool {tool!r}: {message}, got {got}."
 
 
-def _dotted(path: list[Any]) -> str:
+def _dotted(path: list[object]) -> str:
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))

@@ -9,7 +9,7 @@ order.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.tools import BaseTool
 
@@ -26,14 +26,14 @@ def concurrency_safe(tool: BaseTool) -> bool:
     (tools loaded by ``langchain-mcp-adapters``). An explicit ``concurrency_safe=False``
     wins over both. Everything else is unsafe: unknown means it may have effects.
     """
-    metadata: Mapping[str, Any] = tool.metadata or {}
+    metadata: Mapping[str, object] = tool.metadata or {}
     flag = metadata.get(CONCURRENCY_SAFE)
     if flag is not None:
         return flag is True
     return metadata.get("idempotency") == "safe" or metadata.get("readOnlyHint") is True
 
 
-Call = TypeVar("Call", bound=Mapping[str, Any])
+Call = TypeVar("Call", bound=Mapping[str, object])
 
 
 def next_group(
@@ -57,7 +57,7 @@ def next_group(
 
 
 def execution_groups(
-    calls: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool]
+    calls: Sequence[Mapping[str, object]], tools: Mapping[str, BaseTool]
 ) -> list[list[int]]:
     """Split one message's tool calls into groups run one after another.
 

@@ -17,7 +17,7 @@ import stat
 import time
 from typing import Any
 
-import re2  # pyright: ignore[reportMissingTypeStubs] -- google-re2 ships no stubs
+import re2
 
 from noema_graph.tools.results import ToolFailure
 from noema_graph.tools.sandbox import open_inside, relative_path

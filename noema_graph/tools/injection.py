@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-Supplier = Callable[[str | None], Mapping[str, Any]]
+Supplier = Callable[[str | None], Mapping[str, object]]
 """From the run's user (a learner's name or id as text; None: the run names nobody) to the
 injected values. Raises ``ToolFailure`` when the run cannot supply them (no learner)."""
 
@@ -45,18 +45,18 @@ def injected_of(tool: BaseTool) -> InjectedArgs | None:
     return found if isinstance(found, InjectedArgs) else None
 
 
-def without(args: Mapping[str, Any], fields: Collection[str]) -> dict[str, Any]:
+def without(args: Mapping[str, object], fields: Collection[str]) -> dict[str, object]:
     """Return ``args`` without ``fields`` (a value the model wrote for them is dropped)."""
     return {key: value for key, value in args.items() if key not in fields}
 
 
-def hide_fields(schema: Mapping[str, Any], fields: Collection[str]) -> dict[str, Any]:
+def hide_fields(schema: Mapping[str, Any], fields: Collection[str]) -> dict[str, object]:
     """Return the object ``schema`` without the properties ``fields`` (what the model sees)."""
     if not fields:
         return dict(schema)
     properties: Mapping[str, Any] = schema.get("properties") or {}
     required = [name for name in schema.get("required") or () if name not in fields]
-    out = {**schema, "properties": without(properties, fields)}
+    out: dict[str, object] = {**schema, "properties": without(properties, fields)}
     if "required" in schema:
         out["required"] = required
     return out

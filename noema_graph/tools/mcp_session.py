@@ -18,7 +18,6 @@ import logging
 import sys
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
 
 import anyio
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -79,7 +78,7 @@ def connection_for(server: MCPServer) -> Connection:
     The read timeout is set on the ``ClientSession`` so every request (``initialize`` and
     tool calls included) gives up instead of hanging on a silent server.
     """
-    session_kwargs: dict[str, Any] = {
+    session_kwargs: dict[str, object] = {
         "read_timeout_seconds": timedelta(seconds=server.read_timeout_s)
     }
     if server.command is not None:
@@ -189,9 +188,9 @@ class ServerSession:
     async def call(
         self,
         tool_name: str,
-        arguments: dict[str, Any],
+        arguments: dict[str, object],
         *,
-        meta: Mapping[str, Any] | None = None,
+        meta: Mapping[str, object] | None = None,
     ) -> ToolResult:
         """Call ``tool_name`` on the live session; every outcome is a :class:`ToolResult`.
 
@@ -212,7 +211,7 @@ class ServerSession:
         return await self._invoke(tool_name, arguments, dict(meta) if meta else None)
 
     async def _invoke(
-        self, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None
+        self, tool_name: str, arguments: dict[str, object], meta: dict[str, object] | None
     ) -> ToolResult:
         session = self._session
         assert session is not None
@@ -296,21 +295,21 @@ class ServerSession:
             return None
 
 
-def _content_data(content: object, artifact: object) -> dict[str, Any]:
+def _content_data(content: object, artifact: object) -> dict[str, object]:
     """Turn the adapter's (content blocks, artifact) pair into ``ToolResult.data``."""
-    blocks: list[Any] = list(content) if isinstance(content, list) else [content]  # pyright: ignore[reportUnknownArgumentType] -- adapter content is untyped
-    texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]  # pyright: ignore[reportUnknownMemberType] -- content blocks are dicts
-    data: dict[str, Any] = {}
+    blocks: list[object] = list(content) if isinstance(content, list) else [content]
+    texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    data: dict[str, object] = {}
     if len(texts) == len(blocks):
         data["text"] = "\n".join(str(text) for text in texts)
     else:
         data["content"] = blocks
-    if isinstance(artifact, dict) and artifact.get("structured_content") is not None:  # pyright: ignore[reportUnknownMemberType] -- MCPToolArtifact TypedDict
+    if isinstance(artifact, dict) and artifact.get("structured_content") is not None:
         data["structured"] = artifact["structured_content"]
     return data
 
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in exc.exceptions)  # pyright: ignore[reportUnknownVariableType] -- group members
+        return "; ".join(_describe(inner) for inner in exc.exceptions)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -24,7 +24,7 @@ class ToolFix(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     tool: str = Field(description="The tool to call.")
-    args: dict[str, Any] = Field(default_factory=dict, description="Its arguments.")
+    args: dict[str, object] = Field(default_factory=dict, description="Its arguments.")
 
 
 class ToolErrorInfo(BaseModel):
@@ -34,7 +34,7 @@ class ToolErrorInfo(BaseModel):
 
     type: str = Field(description="Machine-readable kind, e.g. 'invalid_input', 'timeout'.")
     message: str = Field(description="What went wrong, naming the offending value.")
-    details: dict[str, Any] = Field(default_factory=dict, description="Structured context.")
+    details: dict[str, object] = Field(default_factory=dict, description="Structured context.")
     recoverable: bool = Field(
         default=True, description="True when a corrected or repeated call may succeed."
     )
@@ -49,12 +49,12 @@ class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     status: Literal["success", "error"] = Field(description="Outcome of the call.")
-    data: dict[str, Any] | None = Field(default=None, description="Payload on success.")
+    data: dict[str, object] | None = Field(default=None, description="Payload on success.")
     error: ToolErrorInfo | None = Field(default=None, description="Set when status is error.")
     message: str | None = Field(default=None, description="Short human-readable summary.")
 
     @classmethod
-    def ok(cls, data: dict[str, Any] | None = None, message: str | None = None) -> ToolResult:
+    def ok(cls, data: dict[str, object] | None = None, message: str | None = None) -> ToolResult:
         """Build a success result."""
         return cls(status="success", data=data, message=message)
 
@@ -133,7 +133,7 @@ def normalize_output(value: object) -> ToolResult:
     if isinstance(value, BaseModel):
         return ToolResult.ok(value.model_dump(mode="json"))
     if isinstance(value, dict):
-        return ToolResult.ok({str(key): item for key, item in value.items()})  # pyright: ignore[reportUnknownVariableType] -- keys of an untyped dict
+        return ToolResult.ok({str(key): item for key, item in value.items()})
     if value is None:
         return ToolResult.ok({})
     return ToolResult.ok({"output": value})
@@ -169,7 +169,7 @@ SUBAGENT_OUTPUT = "agent_output"
 """Artifact key under which a subagent tool reports the child's AgentOutput dict."""
 
 
-def child_usage(artifact: Any) -> Usage | None:
+def child_usage(artifact: object) -> Usage | None:
     """Return the tokens and cost of a subagent run reported in a tool's artifact.
 
     A tool that runs another agent returns ``{SUBAGENT_OUTPUT: <AgentOutput dict>}`` as its

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from langchain_core.tools import ToolException
 
@@ -113,7 +113,7 @@ class ToolRunner:
             return self.context.timeout_s
         return min(spec.timeout_s, self.context.timeout_s)
 
-    def _prepare(self, spec: ToolSpec, arguments: object) -> dict[str, Any] | ToolResult:
+    def _prepare(self, spec: ToolSpec, arguments: object) -> dict[str, object] | ToolResult:
         if spec.permission is not None and spec.permission not in self.context.permissions:
             return ToolResult.fail(
                 "permission_denied",
@@ -159,13 +159,13 @@ class ToolRunner:
             )
         return result
 
-    def _call(self, spec: ToolSpec, kwargs: dict[str, Any]) -> Effect[object]:
+    def _call(self, spec: ToolSpec, kwargs: dict[str, object]) -> Effect[object]:
         return Effect(
             functools.partial(self._call_blocking, spec, kwargs),
             functools.partial(self._call_async, spec, kwargs),
         )
 
-    def _call_blocking(self, spec: ToolSpec, kwargs: dict[str, Any]) -> object:
+    def _call_blocking(self, spec: ToolSpec, kwargs: dict[str, object]) -> object:
         timeout = self.timeout_for(spec)
         if spec.is_async:
             factory = cast(
@@ -180,7 +180,7 @@ class ToolRunner:
             future.cancel()
             raise Deadline(f"no result after {timeout}s") from None
 
-    async def _call_async(self, spec: ToolSpec, kwargs: dict[str, Any]) -> object:
+    async def _call_async(self, spec: ToolSpec, kwargs: dict[str, object]) -> object:
         timeout = self.timeout_for(spec)
         if spec.is_async:
             return await asyncio.wait_for(spec.handler(**kwargs), timeout)

@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +32,7 @@ class Document(BaseModel):
     text: str = Field(description="Full text.")
     id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="Stable identifier.")
     source: str | None = Field(default=None, description="Where it came from (path, URL).")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON data.")
+    metadata: dict[str, object] = Field(default_factory=dict, description="Free-form JSON data.")
 
 
 class SearchHit(BaseModel):
@@ -44,7 +44,7 @@ class SearchHit(BaseModel):
     snippet: str = Field(description="Matching excerpt, matches in [brackets].")
     score: float = Field(description="Higher is better.")
     source: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, object] = Field(default_factory=dict)
 
 
 @runtime_checkable

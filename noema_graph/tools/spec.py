@@ -58,7 +58,7 @@ class ToolSpec:
 
     name: str
     description: str
-    input_schema: type[BaseModel] | dict[str, Any]
+    input_schema: type[BaseModel] | dict[str, object]
     handler: Handler
     permission: Permission | None = None
     idempotency: Idempotency = "non_idempotent"
@@ -85,12 +85,12 @@ class ToolSpec:
         """Whether the handler declares a ``context`` parameter."""
         return "context" in inspect.signature(self.handler).parameters
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> dict[str, object]:
         """Return the arguments' JSON Schema as the model sees it: no injected argument."""
         hidden = self.injected.fields if self.injected is not None else frozenset[str]()
         return hide_fields(self.full_json_schema(), hidden) if hidden else self.full_json_schema()
 
-    def full_json_schema(self) -> dict[str, Any]:
+    def full_json_schema(self) -> dict[str, object]:
         """Return the JSON Schema of every argument, the injected ones included."""
         if isinstance(self.input_schema, dict):
             return self.input_schema

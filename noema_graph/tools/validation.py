@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # jsonschema costs ~70 ms of imports: loaded by the first JSO
     import jsonschema
 
 
-def validate_arguments(spec: ToolSpec, arguments: object) -> dict[str, Any]:
+def validate_arguments(spec: ToolSpec, arguments: object) -> dict[str, object]:
     """Return the validated keyword arguments for ``spec.handler``.
 
     Raises:
@@ -25,13 +25,15 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> dict[str, Any]:
             f"got {type(arguments).__name__}",
             type_="invalid_input",
         )
-    args: dict[str, Any] = {str(key): value for key, value in arguments.items()}  # pyright: ignore[reportUnknownVariableType] -- keys of an untyped dict
+    args: dict[str, object] = {str(key): value for key, value in arguments.items()}
     if isinstance(spec.input_schema, dict):
         return _validate_json_schema(spec, spec.input_schema, args)
     return _validate_model(spec, spec.input_schema, args)
 
 
-def _validate_model(spec: ToolSpec, model: type[BaseModel], args: dict[str, Any]) -> dict[str, Any]:
+def _validate_model(
+    spec: ToolSpec, model: type[BaseModel], args: dict[str, object]
+) -> dict[str, object]:
     try:
         parsed = model.model_validate(args)
     except ValidationError as exc:
@@ -47,8 +49,8 @@ def _validate_model(spec: ToolSpec, model: type[BaseModel], args: dict[str, Any]
 
 
 def _validate_json_schema(
-    spec: ToolSpec, schema: dict[str, Any], args: dict[str, Any]
-) -> dict[str, Any]:
+    spec: ToolSpec, schema: dict[str, object], args: dict[str, Any]
+) -> dict[str, object]:
     import jsonschema.validators
 
     validator_class = jsonschema.validators.validator_for(

@@ -21,7 +21,7 @@ checked that they are JSON.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import TYPE_CHECKING, LiteralString
 
 from noema_graph.storage.postgres.inspect import connect
 from noema_graph.storage.serde import serializer
@@ -31,6 +31,7 @@ from noema_graph.storage.sqlite.eventlog import TABLE as EVENTS_TABLE
 from noema_graph.storage.urls import redacted
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.serde.base import SerializerProtocol
     from psycopg import Connection
     from psycopg.rows import DictRow
@@ -208,7 +209,7 @@ def _heads(conn: Connection[DictRow], report: Report) -> None:
     heads = conn.execute(HEADS_SQL).fetchall()
     report.counts["threads"] = len({row["thread_id"] for row in heads})
     for row in heads:
-        config: Any = {"configurable": {**row}}
+        config: RunnableConfig = {"configurable": {**row}}
         try:
             saver.get_tuple(config)
         except DECODE_ERRORS as exc:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
@@ -31,7 +32,7 @@ from noema_graph.storage.sql.dialect import dialect_of, postgres_ddl
 from noema_graph.storage.sql.driver import Op, Outcome, Statement, SyncConnection, execute, run_sync
 from noema_graph.storage.sql.tables import postgres_table_exists
 from noema_graph.storage.sqlite.eventlog import (
-    _COLUMNS,  # pyright: ignore[reportPrivateUsage]  # one column list for both logs
+    _COLUMNS,  # pyright: ignore[reportPrivateUsage] -- one column list for both logs
     TABLE,
     EventLog,
     LoggedEvent,
@@ -110,7 +111,8 @@ class PostgresEventLog(EventLog):
             DatabaseUnavailable: the server could not be reached.
         """
         self.url = url
-        self.lock: Any = threading.Lock()  # EventLog's attribute; every call is independent
+        # EventLog's attribute; every call is independent
+        self.lock: AbstractContextManager[object] = threading.Lock()
         if create:
             ensure_table(url)
 
@@ -122,7 +124,9 @@ class PostgresEventLog(EventLog):
     def close(self) -> None:
         """Nothing to close: every call borrows a pooled connection and gives it back."""
 
-    def append(self, type_: str, *, data: Mapping[str, Any] | None = None, **columns: Any) -> int:
+    def append(
+        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: str | int | None
+    ) -> int:
         """Append one event (committed on return); return its sequence number."""
         unknown = set(columns) - set(_COLUMNS[3:-1])
         if unknown:
@@ -136,7 +140,7 @@ class PostgresEventLog(EventLog):
         outcome = _statement(self.url, Statement(sql, values))
         return int(outcome.rows[0]["seq"])
 
-    def _rows(self, sql: str, params: list[Any]) -> list[Sequence[Any]]:
+    def _rows(self, sql: str, params: list[object]) -> list[Sequence[object]]:
         """Return the rows of :meth:`EventLog.query`'s SELECT, read on PostgreSQL."""
         outcome = _statement(self.url, Statement(sql, params))
         return [tuple(row[name] for name in _COLUMNS) for row in outcome.rows]

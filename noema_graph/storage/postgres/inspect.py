@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, LiteralString, cast
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.storage.urls import (
@@ -60,7 +60,7 @@ class Head:
 
     thread_id: str
     checkpoint_id: str
-    metadata: Mapping[str, Any]
+    metadata: Mapping[str, object]
     first_id: str
     paused: bool
 
@@ -71,7 +71,7 @@ class Saved:
 
     checkpoint_id: str
     parent_id: str | None
-    metadata: Mapping[str, Any]
+    metadata: Mapping[str, object]
     ts: str
 
 
@@ -115,8 +115,8 @@ class PostgresReader:
         rows = self._rows(PAUSED_SQL, (thread_id, interrupt))
         return {str(row["checkpoint_id"]) for row in rows}
 
-    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[DictRow]:
-        return self.conn.execute(sql, params).fetchall()  # pyright: ignore[reportArgumentType]  # constant SQL
+    def _rows(self, sql: LiteralString, params: tuple[object, ...]) -> list[DictRow]:
+        return self.conn.execute(sql, params).fetchall()
 
 
 def no_tables_error(url: str) -> ConfigurationError:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import TYPE_CHECKING, LiteralString
 
 from noema_graph.storage.postgres.inspect import connect
 from noema_graph.storage.sqlite.eventlog import TABLE as EVENTS_TABLE
@@ -88,7 +88,7 @@ def prune_postgres(
 
 def _drop(conn: Connection[DictRow], threads: list[str]) -> None:
     """Delete every row of ``threads`` in the caller's transaction."""
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "threads": threads,
         "prefixes": [f"{LEDGER_PREFIX}.{thread}" for thread in threads],
     }

@@ -9,9 +9,8 @@ statuses as on SQLite, a thread whose writing process died mid-run listed as fai
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
@@ -25,7 +24,7 @@ OUTPUT_WRITE_SQL = (
 checkpoint does not hold it, the step's write does)."""
 
 
-def _step_key(config: RunnableConfig, new_versions: Any) -> tuple[str, str, str] | None:
+def _step_key(config: RunnableConfig, new_versions: ChannelVersions) -> tuple[str, str, str] | None:
     """Return the checkpoint whose step wrote ``output`` (None when it wrote none)."""
     conf = config.get("configurable") or {}
     if "output" not in new_versions or not conf.get("checkpoint_id"):
@@ -37,7 +36,11 @@ class NoemaPostgresSaver(PostgresSaver):
     """``PostgresSaver`` that writes the run summary into each checkpoint's metadata."""
 
     def put(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
         output = None
@@ -53,7 +56,11 @@ class NoemaAsyncPostgresSaver(AsyncPostgresSaver):
     """``AsyncPostgresSaver`` that writes the run summary into each checkpoint's metadata."""
 
     async def aput(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
         output = None

@@ -30,7 +30,7 @@ else:
 
 T = TypeVar("T")
 
-Params = Sequence[Any] | Mapping[str, Any]
+Params = Sequence[object] | Mapping[str, object]
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,14 +134,14 @@ class BadRow:
     """A row of the checkpoint tables that cannot be decoded, named by its primary key."""
 
     table: str
-    key: tuple[Any, ...]
+    key: tuple[object, ...]
     thread_id: str
     checkpoint_id: str
     reason: str
 
 
 def checkpoint_problem(
-    serde: SerializerProtocol, kind: str | None, blob: bytes | None, metadata: Any
+    serde: SerializerProtocol, kind: str | None, blob: bytes | None, metadata: str | bytes | None
 ) -> str | None:
     """Return why a ``checkpoints`` row cannot be read back (None when it can)."""
     try:
@@ -196,7 +196,7 @@ def bad_writes(serde: SerializerProtocol, rows: Iterable[Any]) -> Generator[BadR
 
 
 def bad_rows(
-    serde: SerializerProtocol, checkpoints: Iterable[Any], writes: Iterable[Any]
+    serde: SerializerProtocol, checkpoints: Iterable[object], writes: Iterable[object]
 ) -> Generator[BadRow]:
     """Yield the checkpoint rows, then the write rows, that cannot be read back."""
     yield from bad_checkpoints(serde, checkpoints)

@@ -23,7 +23,6 @@ import copy
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -50,7 +49,7 @@ class _Thread:
     parents: dict[str, str | None]
     blobs: dict[str, tuple[str, bytes]]
     raw_writes: dict[str, dict[str, list[tuple[str, str, int, str, bytes]]]]
-    seeds: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    seeds: dict[str, dict[str, object]] = field(default_factory=dict[str, dict[str, object]])
     writes: dict[tuple[str, str], list[PendingWrite]] = field(
         default_factory=dict[tuple[str, str], list[PendingWrite]]
     )
@@ -106,7 +105,7 @@ class DeltaHistory:
             )
         return _Thread(token=token, parents=parents, blobs=blobs, raw_writes=raw)
 
-    def _seeds(self, thread: _Thread, cid: str) -> dict[str, Any]:
+    def _seeds(self, thread: _Thread, cid: str) -> dict[str, object]:
         """Return the values stored in checkpoint ``cid``'s blob (decoded once)."""
         if (found := thread.seeds.get(cid)) is None:
             checkpoint = self.serde.loads_typed(thread.blobs.pop(cid))
@@ -136,7 +135,7 @@ class DeltaHistory:
     ) -> dict[str, DeltaChannelHistory]:
         """Walk from ``target``'s parent up to each channel's seed, as LangGraph's saver does."""
         chains: dict[str, list[str]] = {ch: [] for ch in channels}
-        seeds: dict[str, Any] = {}
+        seeds: dict[str, object] = {}
         active = set(channels)
         walked = {target}
         cid = thread.parents.get(target)

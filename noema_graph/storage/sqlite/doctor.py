@@ -28,7 +28,7 @@ from collections.abc import Generator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.storage.serde import serializer
@@ -102,7 +102,7 @@ class Report:
         head = [f"{self.path}: {verdict}" + (f" ({facts})" if facts else "")]
         return head + [f"  {f.severity}: {f.text}" for f in self.findings]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Return the report as a JSON-ready dict."""
         return {
             "path": str(self.path),

@@ -14,14 +14,18 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from noema_graph.closing import Closeable
 from noema_graph.errors import ConfigurationError
 from noema_graph.state.models import utc_now
 from noema_graph.storage.sqlite.connection import connect
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
 TABLE = "noema_events"
 EVENT_TYPES: tuple[str, ...] = (
@@ -97,9 +101,9 @@ class LoggedEvent:
     call_id: str | None = None
     tool: str | None = None
     status: str | None = None
-    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    data: dict[str, object] = field(default_factory=dict[str, object])
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """Return the event as a JSON-ready dict."""
         return {name: getattr(self, name) for name in _COLUMNS}
 
@@ -110,13 +114,13 @@ def query_sql(
     trace_id: str | None,
     types: Iterable[str] | None,
     limit: int | None,
-) -> tuple[str, list[Any]]:
+) -> tuple[str, list[object]]:
     """Return the SELECT of :meth:`EventLog.query` (``?`` placeholders) and its parameters.
 
     One query for both logs: the PostgreSQL one translates the placeholders.
     """
     where: list[str] = []
-    params: list[Any] = []
+    params: list[object] = []
     for column, value in (("thread_id", thread_id), ("trace_id", trace_id)):
         if value is not None:
             where.append(f"{column} = ?")
@@ -143,10 +147,16 @@ class EventLog(Closeable):
     (:meth:`open`, closed by :meth:`close` or ``with``).
     """
 
-    def __init__(self, conn: sqlite3.Connection, *, lock: Any = None, owned: bool = False) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        lock: AbstractContextManager[object] | None = None,
+        owned: bool = False,
+    ) -> None:
         """Use ``conn`` (created with ``check_same_thread=False``); create the table."""
         self.conn = conn
-        self.lock: Any = lock if lock is not None else threading.Lock()
+        self.lock: AbstractContextManager[object] = lock if lock is not None else threading.Lock()
         self._owned = owned
         with self.lock:
             conn.executescript(_SCHEMA)
@@ -158,7 +168,7 @@ class EventLog(Closeable):
         return cls(connect(path), owned=True)
 
     @classmethod
-    def for_saver(cls, saver: Any) -> Self:
+    def for_saver(cls, saver: SqliteSaver) -> Self:
         """Share the connection and lock of a SqliteSaver: events live beside checkpoints."""
         return cls(saver.conn, lock=saver.lock)
 
@@ -167,7 +177,9 @@ class EventLog(Closeable):
         if self._owned:
             self.conn.close()
 
-    def append(self, type_: str, *, data: Mapping[str, Any] | None = None, **columns: Any) -> int:
+    def append(
+        self, type_: str, *, data: Mapping[str, object] | None = None, **columns: str | int | None
+    ) -> int:
         """Append one event and commit it; return its sequence number.
 
         ``columns`` are the optional columns of :class:`LoggedEvent` (thread_id, trace_id,
@@ -196,7 +208,7 @@ class EventLog(Closeable):
         sql, params = query_sql(thread_id=thread_id, trace_id=trace_id, types=types, limit=limit)
         return [_event(row) for row in self._rows(sql, params)]
 
-    def _rows(self, sql: str, params: list[Any]) -> list[Sequence[Any]]:
+    def _rows(self, sql: str, params: list[object]) -> list[Sequence[Any]]:
         """Return the rows of a SELECT, values in column order (PostgreSQL overrides it)."""
         with self.lock:
             return self.conn.execute(sql, params).fetchall()

@@ -15,19 +15,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from langgraph.checkpoint.base import PendingWrite
 
 from noema_graph.storage.serde import is_linked, tool_answers, unlink_step
 
 
-def _messages(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
+def _messages(value: object) -> list[object]:
+    return value if isinstance(value, list) else [value]
 
 
-def _has_links(value: Any) -> bool:
-    return isinstance(value, list) and any(is_linked(s) for s in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+def _has_links(value: object) -> bool:
+    return isinstance(value, list) and any(is_linked(s) for s in value)
 
 
 def resolve(
@@ -40,7 +39,7 @@ def resolve(
     """
     if not any(channel == "trace" and _has_links(value) for _, channel, value in writes):
         return list(writes)
-    by_task: dict[str, list[Any]] = defaultdict(list)
+    by_task: dict[str, list[object]] = defaultdict(list)
     for task_id, channel, value in [*writes, *companions]:
         if channel == "messages":
             by_task[task_id] += _messages(value)

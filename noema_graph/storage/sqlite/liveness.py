@@ -14,7 +14,6 @@ import socket
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 
 def _stat(pid: int) -> tuple[str, int] | None:
@@ -39,7 +38,7 @@ def start_time(pid: int) -> int | None:
 
 
 @cache
-def writer() -> dict[str, Any]:
+def writer() -> dict[str, object]:
     """Return this process's identity: ``pid``, ``host`` and ``start`` (see :func:`start_time`)."""
     pid = os.getpid()
     return {"pid": pid, "host": socket.gethostname(), "start": start_time(pid)}
@@ -55,7 +54,7 @@ def _exists(pid: int) -> bool:
     return True
 
 
-def ended(info: Mapping[str, Any] | None) -> bool:
+def ended(info: Mapping[str, object] | None) -> bool:
     """Return True when the process ``info`` describes has certainly ended.
 
     False when it is alive, runs on another host, or ``info`` says too little.

@@ -27,7 +27,6 @@ import subprocess
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.storage.side_tables import LEDGER_NAMESPACE
@@ -56,7 +55,7 @@ class Recovery:
     dropped: list[str] = field(default_factory=list[str])
     report: Report | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Return what happened as a JSON-ready dict."""
         report = None if self.report is None else self.report.to_dict()
         return {**vars(self), "out": str(self.out), "report": report}

@@ -19,13 +19,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 # a delta channel's snapshot: LangGraph offers no public class (its own savers import this one)
-from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage]
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # pyright: ignore[reportPrivateUsage] -- no public name yet
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from noema_graph.errors import ConfigurationError
@@ -141,7 +140,7 @@ def _config(key: Key) -> RunnableConfig:
     }
 
 
-def _full_values(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, Any]:
+def _full_values(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, object]:
     """Rebuild every delta channel's value at checkpoint ``key`` (those never written: none)."""
     history = saver.get_delta_channel_history(config=_config(key), channels=list(channels))
     return {
@@ -151,7 +150,7 @@ def _full_values(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[
     }
 
 
-def snapshot(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, Any]:
+def snapshot(saver: SqliteSaver, key: Key, channels: Sequence[str]) -> dict[str, object]:
     """Store full values of the delta ``channels`` inside checkpoint ``key``; return its values."""
     conn = saver.conn
     values = _full_values(saver, key, channels)

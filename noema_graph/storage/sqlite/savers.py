@@ -33,11 +33,18 @@ from collections.abc import (
 )
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory, PendingWrite
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -67,7 +74,9 @@ DAMAGE_SIGNS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, *DECODE_ERRO
 """Errors a read of a damaged file raises (each is checked before it is called damage)."""
 
 
-def with_summary(metadata: Any, checkpoint: Any, output: Any = None) -> Any:
+def with_summary(
+    metadata: CheckpointMetadata, checkpoint: Checkpoint, output: object = None
+) -> CheckpointMetadata:
     """Return ``metadata`` with the run summary of ``checkpoint`` (what listing reads).
 
     ``output`` is the output contract written in the step the checkpoint closes (the
@@ -79,7 +88,7 @@ def with_summary(metadata: Any, checkpoint: Any, output: Any = None) -> Any:
     if output is not None:
         values = {**values, "output": output}
     summary = {**run_summary(values), "writer": writer()}
-    return {**metadata, SUMMARY_KEY: summary}
+    return cast(CheckpointMetadata, {**metadata, SUMMARY_KEY: summary})  # an extra key
 
 
 def thread_of(config: RunnableConfig | None) -> str | None:
@@ -275,7 +284,11 @@ class NoemaSqliteSaver(SqliteSaver):
             )
 
     def put(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
         output = self._written_output(config) if "output" in new_versions else None
@@ -287,7 +300,7 @@ class NoemaSqliteSaver(SqliteSaver):
                 raise
             raise corrupt_file(self.noema_path, exc, thread_id=thread_of(config)) from exc
 
-    def _written_output(self, config: RunnableConfig) -> Any:
+    def _written_output(self, config: RunnableConfig) -> object:
         """Return the output contract the step from ``config``'s checkpoint wrote, if any."""
         conf = config.get("configurable") or {}
         if not conf.get("checkpoint_id"):
@@ -348,8 +361,8 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
     ) -> DamagedFileError | None:
         thread = thread_of(config)
         where, params = thread_filter(thread)
-        checkpoints: list[Any] = []
-        writes: list[Any] = []
+        checkpoints: list[object] = []
+        writes: list[object] = []
         if not is_corrupt(exc) and isinstance(exc, DECODE_ERRORS):
             try:
                 async with self.conn.execute(CHECKPOINT_ROWS_SQL + where, params) as cursor:
@@ -408,7 +421,11 @@ class NoemaAsyncSqliteSaver(AsyncSqliteSaver):
             return await super().aget_delta_channel_history(config=config, channels=channels)
 
     async def aput(
-        self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save ``checkpoint`` with its run summary in the metadata."""
         if self.writer is None or self.twin is None:
