@@ -203,12 +203,12 @@ def compact_messages(
         for index in tool_indices:
             if tokens <= budget_tokens:
                 break
-            old = work[index]
-            shortened = shortened_copy(old, shorten)
+            shortened, saved = shortened_copy(work[index], shorten)
             if shortened is not None:
                 work[index] = shortened
                 truncated.add(index)
-                tokens = _recount(work, count, tokens, old, shortened)
+                # the estimate is a sum over messages: only the saving of this one changes
+                tokens = tokens - saved if count is estimate_tokens else count(work)
     removed = 0
     if tokens > budget_tokens:  # the passes above usually suffice: no scan for the rest
         for index in _removable_indices(work, protected):
@@ -222,31 +222,36 @@ def compact_messages(
 
 
 Shorten = Callable[[str], str]
-_shortened: dict[tuple[int, Shorten], tuple[weakref.ref[BaseMessage], BaseMessage | None]] = {}
-"""(id(message), shorten) -> (weak reference to it, its shortened copy or None: unchanged)."""
+_shortened: dict[tuple[int, Shorten], tuple[weakref.ref[BaseMessage], BaseMessage | None, int]] = {}
+"""(id(message), shorten) -> (weak reference to it, its shortened copy or None, tokens saved)."""
 
 
-def shortened_copy(message: BaseMessage, shorten: Shorten) -> BaseMessage | None:
-    """Return a copy of ``message`` with its text shortened by ``shorten``; None if unchanged.
+def shortened_copy(message: BaseMessage, shorten: Shorten) -> tuple[BaseMessage | None, int]:
+    """Return a copy of ``message`` with its text shortened by ``shorten``, and tokens saved.
 
-    The copy is remembered for as long as ``message`` lives: once a long run outgrows its
-    window, every later prompt shortens the same old observations again, and making a new
-    copy of each at every step made compaction cost grow with the run at every step. The
-    same copy is handed out each time (messages are never changed in place).
+    The copy is None (and the saving 0) when ``shorten`` leaves the text as it is. Both are
+    remembered for as long as ``message`` lives: once a long run outgrows its window, every
+    later prompt shortens the same old observations again, and a new copy of each, counted
+    again, at every step made compaction cost grow with the run at every step. The same copy
+    is handed out each time (messages are never changed in place). The saving is
+    :func:`message_tokens`' (the estimate's).
     """
     key = (id(message), shorten)
     entry = _shortened.get(key)
     if entry is not None and entry[0]() is message:
-        return entry[1]
+        return entry[1], entry[2]
     text = message.text
     content = shorten(text)
     copy = message.model_copy(update={"content": content}) if content != text else None
-    _shortened[key] = (weakref.ref(message, _forget_in(_shortened, key)), copy)
-    return copy
+    saved = message_tokens(message) - message_tokens(copy) if copy is not None else 0
+    _shortened[key] = (weakref.ref(message, _forget_in(_shortened, key)), copy, saved)
+    return copy, saved
 
 
 def _forget_in(
-    memo: dict[Any, tuple[weakref.ref[BaseMessage], Any]], key: Any
+    memo: dict[Any, tuple[weakref.ref[BaseMessage], Any]]
+    | dict[Any, tuple[weakref.ref[BaseMessage], Any, Any]],
+    key: Any,
 ) -> Callable[[weakref.ref[BaseMessage]], None]:
     """Return the callback that drops ``memo[key]`` when its message is collected."""
 
@@ -320,6 +325,18 @@ def _placeholder(text: str) -> str:
     return REMOVED_OBSERVATION if len(text) > len(REMOVED_OBSERVATION) else text
 
 
+_ROLES: dict[type[BaseMessage], type[BaseMessage]] = {}
+"""Message class -> the class of :data:`_ROLE_CLASSES` it is an instance of (or BaseMessage)."""
+_ROLE_CLASSES: tuple[type[BaseMessage], ...] = (ToolMessage, AIMessage, HumanMessage, SystemMessage)
+
+
+def _role(cls: type[BaseMessage]) -> type[BaseMessage]:
+    """Return (and remember) which of the role classes ``cls`` is: one ``issubclass`` a class."""
+    role = next((r for r in _ROLE_CLASSES if issubclass(cls, r)), BaseMessage)
+    _ROLES[cls] = role
+    return role
+
+
 def _protected_and_observations(messages: Sequence[BaseMessage]) -> tuple[set[int], list[int]]:
     """Return the indices kept verbatim and those of the other tool observations, oldest first.
 
@@ -332,13 +349,14 @@ def _protected_and_observations(messages: Sequence[BaseMessage]) -> tuple[set[in
     last_ai: int | None = None
     observations: list[int] = []
     for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage):
+        role = _ROLES.get(type(message)) or _role(type(message))
+        if role is ToolMessage:
             observations.append(index)
-        elif isinstance(message, AIMessage):
+        elif role is AIMessage:
             last_ai = index
-        elif isinstance(message, HumanMessage):
+        elif role is HumanMessage:
             last_human = index
-        elif first_system is None and isinstance(message, SystemMessage):
+        elif first_system is None and role is SystemMessage:
             first_system = index
     protected = {i for i in (first_system, last_human, last_ai) if i is not None}
     if last_ai is not None:
