@@ -117,13 +117,7 @@ def _call_chars(call: Mapping[str, Any]) -> int:
 
 def _forget(key: int) -> Callable[[weakref.ref[BaseMessage]], None]:
     """Return the callback that drops ``key``'s entry when its message is collected."""
-
-    def forget(ref: weakref.ref[BaseMessage]) -> None:
-        entry = _measured.get(key)
-        if entry is not None and entry[0] is ref:
-            del _measured[key]
-
-    return forget
+    return _forget_in(_measured, key)
 
 
 def count_tokens(messages: Sequence[BaseMessage], model: BaseChatModel | None = None) -> int:
@@ -202,33 +196,71 @@ def compact_messages(
     before = count(work)
     if before <= budget_tokens:
         return CompactionResult(tuple(work), 0, 0, before, before)
-    protected = _protected_indices(work)
-    tool_indices = [
-        i for i, m in enumerate(work) if isinstance(m, ToolMessage) and i not in protected
-    ]
+    protected, tool_indices = _protected_and_observations(work)
     truncated: set[int] = set()
     tokens = before
     for shorten in (_truncate_text, _placeholder):
         for index in tool_indices:
             if tokens <= budget_tokens:
                 break
-            new_content = shorten(work[index].text)
-            if new_content != work[index].text:
-                old, work[index] = (
-                    work[index],
-                    work[index].model_copy(update={"content": new_content}),
-                )
+            shortened, saved = shortened_copy(work[index], shorten)
+            if shortened is not None:
+                work[index] = shortened
                 truncated.add(index)
-                tokens = _recount(work, count, tokens, old, work[index])
+                # the estimate is a sum over messages: only the saving of this one changes
+                tokens = tokens - saved if count is estimate_tokens else count(work)
     removed = 0
-    for index in _removable_indices(work, protected):
-        if tokens <= budget_tokens:
-            break
-        old = work.pop(index - removed)
-        removed += 1
-        tokens = _recount(work, count, tokens, old, None)
+    if tokens > budget_tokens:  # the passes above usually suffice: no scan for the rest
+        for index in _removable_indices(work, protected):
+            if tokens <= budget_tokens:
+                break
+            old = work.pop(index - removed)
+            removed += 1
+            tokens = _recount(work, count, tokens, old, None)
     tokens, cut = _halve_latest_observations(work, budget_tokens, count, tokens)
     return CompactionResult(tuple(work), removed, len(truncated) + cut, before, tokens)
+
+
+Shorten = Callable[[str], str]
+_shortened: dict[tuple[int, Shorten], tuple[weakref.ref[BaseMessage], BaseMessage | None, int]] = {}
+"""(id(message), shorten) -> (weak reference to it, its shortened copy or None, tokens saved)."""
+
+
+def shortened_copy(message: BaseMessage, shorten: Shorten) -> tuple[BaseMessage | None, int]:
+    """Return a copy of ``message`` with its text shortened by ``shorten``, and tokens saved.
+
+    The copy is None (and the saving 0) when ``shorten`` leaves the text as it is. Both are
+    remembered for as long as ``message`` lives: once a long run outgrows its window, every
+    later prompt shortens the same old observations again, and a new copy of each, counted
+    again, at every step made compaction cost grow with the run at every step. The same copy
+    is handed out each time (messages are never changed in place). The saving is
+    :func:`message_tokens`' (the estimate's).
+    """
+    key = (id(message), shorten)
+    entry = _shortened.get(key)
+    if entry is not None and entry[0]() is message:
+        return entry[1], entry[2]
+    text = message.text
+    content = shorten(text)
+    copy = message.model_copy(update={"content": content}) if content != text else None
+    saved = message_tokens(message) - message_tokens(copy) if copy is not None else 0
+    _shortened[key] = (weakref.ref(message, _forget_in(_shortened, key)), copy, saved)
+    return copy, saved
+
+
+def _forget_in(
+    memo: dict[Any, tuple[weakref.ref[BaseMessage], Any]]
+    | dict[Any, tuple[weakref.ref[BaseMessage], Any, Any]],
+    key: Any,
+) -> Callable[[weakref.ref[BaseMessage]], None]:
+    """Return the callback that drops ``memo[key]`` when its message is collected."""
+
+    def forget(ref: weakref.ref[BaseMessage]) -> None:
+        entry = memo.get(key)
+        if entry is not None and entry[0] is ref:
+            del memo[key]
+
+    return forget
 
 
 def _halve_latest_observations(
@@ -293,27 +325,54 @@ def _placeholder(text: str) -> str:
     return REMOVED_OBSERVATION if len(text) > len(REMOVED_OBSERVATION) else text
 
 
-def _protected_indices(messages: Sequence[BaseMessage]) -> set[int]:
-    protected: set[int] = set()
-    first_system = next((i for i, m in enumerate(messages) if isinstance(m, SystemMessage)), None)
-    if first_system is not None:
-        protected.add(first_system)
-    last_human = _last_index(messages, HumanMessage)
-    if last_human is not None:
-        protected.add(last_human)
-    last_ai = _last_index(messages, AIMessage)
+_ROLES: dict[type[BaseMessage], type[BaseMessage]] = {}
+"""Message class -> the class of :data:`_ROLE_CLASSES` it is an instance of (or BaseMessage)."""
+_ROLE_CLASSES: tuple[type[BaseMessage], ...] = (ToolMessage, AIMessage, HumanMessage, SystemMessage)
+
+
+def _role(cls: type[BaseMessage]) -> type[BaseMessage]:
+    """Return (and remember) which of the role classes ``cls`` is: one ``issubclass`` a class."""
+    role = next((r for r in _ROLE_CLASSES if issubclass(cls, r)), BaseMessage)
+    _ROLES[cls] = role
+    return role
+
+
+def _protected_and_observations(messages: Sequence[BaseMessage]) -> tuple[set[int], list[int]]:
+    """Return the indices kept verbatim and those of the other tool observations, oldest first.
+
+    Kept verbatim: the first system message, the last human message, the latest AI message
+    and the tool results after it that answer its calls. One pass over the prompt: a long
+    run compacts at every step, and each extra scan of its history cost time at each.
+    """
+    first_system: int | None = None
+    last_human: int | None = None
+    last_ai: int | None = None
+    observations: list[int] = []
+    for index, message in enumerate(messages):
+        role = _ROLES.get(type(message)) or _role(type(message))
+        if role is ToolMessage:
+            observations.append(index)
+        elif role is AIMessage:
+            last_ai = index
+        elif role is HumanMessage:
+            last_human = index
+        elif first_system is None and role is SystemMessage:
+            first_system = index
+    protected = {i for i in (first_system, last_human, last_ai) if i is not None}
     if last_ai is not None:
-        protected.add(last_ai)
         last = messages[last_ai]
         call_ids = (
             {call["id"] for call in last.tool_calls} if isinstance(last, AIMessage) else set()
         )
-        protected.update(
-            i
-            for i, m in enumerate(messages)
-            if i > last_ai and isinstance(m, ToolMessage) and m.tool_call_id in call_ids
-        )
-    return protected
+        for index in observations:
+            message = messages[index]
+            if (
+                index > last_ai
+                and isinstance(message, ToolMessage)
+                and message.tool_call_id in call_ids
+            ):
+                protected.add(index)
+    return protected, [i for i in observations if i not in protected]
 
 
 def _removable_indices(messages: Sequence[BaseMessage], protected: set[int]) -> list[int]:
@@ -324,10 +383,3 @@ def _removable_indices(messages: Sequence[BaseMessage], protected: set[int]) -> 
         and isinstance(m, HumanMessage | AIMessage)
         and not (isinstance(m, AIMessage) and m.tool_calls)
     ]
-
-
-def _last_index(messages: Sequence[BaseMessage], kind: type[BaseMessage]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], kind):
-            return index
-    return None

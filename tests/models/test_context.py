@@ -322,3 +322,35 @@ def test_compaction_with_the_estimate_recounts_only_what_it_changes() -> None:
             slow.truncated_count,
         )
         assert len(calls) > 2  # the other counter is asked after every change
+
+
+def test_compaction_reuses_each_shortened_observation_as_the_run_grows() -> None:
+    prompt: list[BaseMessage] = [SystemMessage(content="s"), HumanMessage(content="q")]
+    for i in range(30):
+        prompt += [call(f"g{i}"), ToolMessage(content=LONG, tool_call_id=f"g{i}")]
+    first = compact_messages(prompt, budget_tokens=10_000, count=estimate_tokens)
+    grown = [*prompt, call("next"), ToolMessage(content=LONG, tool_call_id="next")]
+    second = compact_messages(grown, budget_tokens=10_000, count=estimate_tokens)
+    shortened = [i for i, m in enumerate(first.messages) if m is not prompt[i]]
+    assert shortened and second.truncated_count > first.truncated_count
+    # the same copy each step (not a new one per prompt), equal to a fresh shortening
+    assert all(second.messages[i] is first.messages[i] for i in shortened)
+    assert all(first.messages[i].text.startswith("x" * TRUNCATED_KEEP_CHARS) for i in shortened)
+    assert second.after_tokens == estimate_tokens(second.messages) <= 10_000
+    assert all(m is prompt[i] for i, m in enumerate(second.messages[:2]))
+
+
+def test_shortened_copies_die_with_their_messages() -> None:
+    import weakref
+
+    prompt: list[BaseMessage] = [SystemMessage(content="s"), HumanMessage(content="q")]
+    for i in range(10):
+        prompt += [call(f"d{i}"), ToolMessage(content=LONG, tool_call_id=f"d{i}")]
+    compacted = compact_messages(prompt, budget_tokens=200, count=estimate_tokens)
+    assert compacted.truncated_count > 0
+    alive = [weakref.ref(m) for m in (*prompt, *compacted.messages)]
+    del prompt, compacted
+    for i in range(context.PROMPT_MEMO_SIZE + 1):  # pushes the prompt out of the count's memo
+        estimate_tokens([SystemMessage(content="s"), HumanMessage(content=str(i))])
+    gc.collect()
+    assert all(ref() is None for ref in alive)
