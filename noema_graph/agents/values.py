@@ -47,13 +47,13 @@ def _options_by_argument(schema: Mapping[str, Any]) -> dict[str, list[str]]:
     for name, sub in (schema.get("properties") or {}).items():
         if not isinstance(sub, Mapping):
             continue
-        branches: list[Any] = [sub, *(sub.get("anyOf") or [])]  # pyright: ignore[reportUnknownMemberType] -- JSON
-        ref = sub.get("$ref")  # pyright: ignore[reportUnknownMemberType] -- JSON
+        branches: list[Any] = [sub, *(sub.get("anyOf") or [])]
+        ref = sub.get("$ref")
         if isinstance(ref, str):
             branches.append(defs.get(ref.rsplit("/", 1)[-1]))
         for branch in branches:
             if isinstance(branch, Mapping) and isinstance(branch.get("enum"), list):
-                found.setdefault(str(name), []).extend(str(o) for o in branch["enum"])  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType] -- JSON
+                found.setdefault(str(name), []).extend(str(o) for o in branch["enum"])
     return found
 
 
@@ -73,7 +73,7 @@ def _free_text(schema: Mapping[str, Any], options: Collection[str]) -> bool:
     return any(
         isinstance(sub, Mapping)
         and sub.get("type") == "string"
-        and name not in refs  # pyright: ignore[reportUnknownMemberType] -- JSON
+        and name not in refs
         and name not in options
         for name, sub in (schema.get("properties") or {}).items()
     )

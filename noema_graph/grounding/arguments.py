@@ -33,7 +33,7 @@ def _admits(schema: Mapping[str, Any], kind: str) -> bool:
     if declared == kind or (isinstance(declared, list) and kind in declared):
         return True
     branches = schema.get("anyOf") or schema.get("oneOf") or []
-    return any(isinstance(b, Mapping) and _admits(b, kind) for b in branches)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON
+    return any(isinstance(b, Mapping) and _admits(b, kind) for b in branches)
 
 
 def references(schema: Mapping[str, Any]) -> dict[str, str]:
@@ -46,7 +46,7 @@ def references(schema: Mapping[str, Any]) -> dict[str, str]:
         if REF_KEY in sub:
             if sub[REF_KEY]:
                 found[name] = singular(str(sub[REF_KEY]))
-        elif name.endswith("_id") and _admits(sub, "integer"):  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        elif name.endswith("_id") and _admits(sub, "integer"):
             found[name] = singular(name[:-3])
     return found
 
@@ -98,7 +98,7 @@ def _single(schema: Mapping[str, Any]) -> tuple[bool, Any]:
     if "const" in schema:
         return True, schema["const"]
     options = schema.get("enum")
-    if isinstance(options, list) and len(options) == 1:  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    if isinstance(options, list) and len(options) == 1:
         return True, options[0]
     return False, None
 
@@ -225,7 +225,7 @@ def bounded(schema: Any, count: int | None = None, text: int = FREE_TEXT_CHARS) 
     """
     if not isinstance(schema, Mapping):
         return schema
-    out: dict[str, Any] = dict(schema)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    out: dict[str, Any] = dict(schema)
     if out.get("type") == "string" and not ({"enum", "const", "format"} & out.keys()):
         own = out.get("maxLength")
         out["maxLength"] = min(own, text) if isinstance(own, int) else text
@@ -250,7 +250,7 @@ def _mentioned_options(schema: Mapping[str, Any], request: str) -> list[Any]:
     options = schema.get("enum")
     if not isinstance(options, list):
         return []
-    texts = [o for o in options if isinstance(o, str)]  # pyright: ignore[reportUnknownVariableType] -- JSON
+    texts = [o for o in options if isinstance(o, str)]
     spelled = {o.replace("_", " "): o for o in texts} | {o: o for o in texts}
     return list(dict.fromkeys(spelled[m] for m in mentioned(request, list(spelled))))
 

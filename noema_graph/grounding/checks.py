@@ -119,7 +119,7 @@ def checked_answer(
     """Return ``answer`` after the checks of the module docstring, and what they changed."""
     notes: list[str] = []
     if isinstance(answer, Mapping):
-        answer, notes = kept_choices(answer, data.choices)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        answer, notes = kept_choices(answer, data.choices)
         fields = _free_text(data)
         cleared: list[str] = []
         if fields and data.examples:

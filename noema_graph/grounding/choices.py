@@ -125,10 +125,10 @@ def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
-        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for item in value.values():
             yield from _strings(item)
     elif isinstance(value, list | tuple):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for item in value:
             yield from _strings(item)
 
 
@@ -247,7 +247,7 @@ def kept_choices(
         entries = value if isinstance(value, list) else [value]
         good: list[str] = []
         dropped: list[Any] = []
-        for entry in entries:  # pyright: ignore[reportUnknownVariableType] -- model data
+        for entry in entries:
             match = spelled.get(fold(entry)) if isinstance(entry, str) else None
             if match is not None and match not in good:
                 good.append(match)

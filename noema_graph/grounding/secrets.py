@@ -25,13 +25,13 @@ _TRIM = " \t\n.!?;:,\"'"
 def _records(value: Any, path: Sequence[str]) -> Iterator[tuple[Mapping[str, Any], str]]:
     """Yield (record, key) for each record the dotted ``path`` ends in (lists walked)."""
     if isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for item in value:
             yield from _records(item, path)
         return
     if not isinstance(value, Mapping) or not path or path[0] not in value:
         return
     if len(path) == 1:
-        yield value, path[0]  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        yield value, path[0]
     else:
         yield from _records(value[path[0]], path[1:])
 
@@ -105,15 +105,15 @@ def unleaked(data: Any, secrets: Sequence[str], where: str = "") -> tuple[Any, l
     if isinstance(data, Mapping):
         out: dict[str, Any] = {}
         notes: list[str] = []
-        for key, value in data.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
-            name = f"{where}.{key}" if where else str(key)  # pyright: ignore[reportUnknownArgumentType] -- JSON
-            out[str(key)], found = unleaked(value, secrets, name)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        for key, value in data.items():
+            name = f"{where}.{key}" if where else str(key)
+            out[str(key)], found = unleaked(value, secrets, name)
             notes += found
         return out, notes
     if isinstance(data, list):
         items: list[Any] = []
         notes = []
-        for index, value in enumerate(data):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType] -- JSON
+        for index, value in enumerate(data):
             clean, found = unleaked(value, secrets, f"{where}[{index}]")
             items.append(clean)
             notes += found

@@ -60,12 +60,12 @@ class Seen:
     def add_json(self, value: Any, kind: str | None = None) -> None:
         """Record what the JSON ``value`` holds; ``kind`` is the key it was found under."""
         if isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+            for item in value:
                 self.add_json(item, kind)
             return
         if not isinstance(value, Mapping):
             return
-        record: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType] -- JSON
+        record: Mapping[str, Any] = value
         label = next((str(record[k]) for k in _LABELS if isinstance(record.get(k), str)), None)
         own = record.get("id")
         if kind is not None and isinstance(own, int) and not isinstance(own, bool):

@@ -107,24 +107,24 @@ def tool_results(trace: Sequence[ReasoningStep], tool: str) -> list[tuple[Any, A
 def result_data(output: Any) -> Any:
     """Return the payload of a tool's output: ``data`` of a standard result, else the output."""
     if isinstance(output, Mapping) and output.get("status") == "success" and "data" in output:
-        return output["data"]  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return output["data"]
     return output
 
 
 def _walk(value: Any, path: Sequence[str]) -> Any:
     for index, segment in enumerate(path):
         if segment == "#":
-            return len(value) if isinstance(value, list) else MISSING  # pyright: ignore[reportUnknownArgumentType] -- JSON
+            return len(value) if isinstance(value, list) else MISSING
         if segment == "*":
             if not isinstance(value, list):
                 return MISSING
-            items = [_walk(item, path[index + 1 :]) for item in value]  # pyright: ignore[reportUnknownVariableType] -- JSON
+            items = [_walk(item, path[index + 1 :]) for item in value]
             return [item for item in items if item is not MISSING]
         if isinstance(value, list) and segment.isdigit():
             position = int(segment)
-            value = value[position] if position < len(value) else MISSING  # pyright: ignore[reportUnknownVariableType] -- JSON
+            value = value[position] if position < len(value) else MISSING
         elif isinstance(value, Mapping) and segment in value:
-            value = value[segment]  # pyright: ignore[reportUnknownVariableType] -- JSON
+            value = value[segment]
         else:
             return MISSING
         if value is MISSING:
@@ -136,7 +136,7 @@ def _project(value: Any, fields: tuple[tuple[str, str], ...] | None) -> Any:
     if fields is None:
         return value
     if isinstance(value, list):
-        return [_project(item, fields) for item in value]  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return [_project(item, fields) for item in value]
     if not isinstance(value, Mapping):
         return value
     return {name: value[origin] for name, origin in fields if origin in value}

@@ -55,10 +55,10 @@ def texts_of(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
-        for item in value.values():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for item in value.values():
             yield from texts_of(item)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType] -- JSON
+        for item in value:
             yield from texts_of(item)
 
 
