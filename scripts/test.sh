@@ -18,4 +18,4 @@ export NOEMA_REQUIRE_MCP=1  # a missing MCP server fails the run instead of skip
 # run on one worker (one model loaded), the other tests a module at a time (tests/conftest.py).
 # NOEMA_TEST_WORKERS=0 runs everything in this process.
 .venv/bin/python -m pytest -p no:cacheprovider -m "not slow" -n "${NOEMA_TEST_WORKERS:-2}" \
-  --dist loadgroup --durations=25 --cov=noema_graph --cov-report=term --cov-fail-under=85 "$@"
+  --dist loadgroup --durations=25 --cov=noema_graph --cov-report=term --cov-fail-under=90 "$@"
