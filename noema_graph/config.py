@@ -229,6 +229,12 @@ class AgentConfig(BaseModel):
         description="Per tool, the fields of its result the learner must not be shown "
         "(e.g. {'get_card': ('back',)}); they are masked in every text of the answer.",
     )
+    answer_fields: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict[str, tuple[str, ...]],
+        description="Per tool, the fields of its result the answer prompt shows (dotted "
+        "paths, lists walked, e.g. {'get_review_history': ('reviews.rating',)}); () leaves "
+        "the tool out of the answer prompt; a tool not named shows its whole result.",
+    )
     check_claims: bool = Field(
         default=False,
         description="Check the answer and thoughts for claimed effects (created, flagged, "

@@ -20,6 +20,7 @@ from noema_graph.grounding.choices import choices_problem, parse_choices, unchos
 from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.sources import REQUEST, parse_source
 from noema_graph.hooks import Hooks
+from noema_graph.nodes.answer_fields import field_problem
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
 
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
@@ -69,6 +70,10 @@ class AgentDefinition(BaseModel):
         answer_choices: Text and list fields the model writes whose entries are chosen from
             the run's tool results and request (see :mod:`~noema_graph.grounding.choices`):
             every list of text the model writes must have one.
+        answer_fields: Per tool, the fields of its result the answer prompt shows (dotted
+            paths, lists walked; see :mod:`~noema_graph.nodes.answer_fields`): what the
+            answer step reads and nothing else. ``[]`` leaves the tool out of the answer
+            prompt; a tool not named shows its whole result.
         secret_fields: Per tool, the fields of its result the learner must not be shown
             (dotted paths into the result's data, e.g. a card's ``back`` for the tutor): no
             text field of an answer may contain them. The agent's answer check and the
@@ -97,6 +102,7 @@ class AgentDefinition(BaseModel):
     answer_openings: dict[str, str] = Field(default_factory=dict[str, str])
     answer_choices: dict[str, str] = Field(default_factory=dict[str, str])
     secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
+    answer_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""
@@ -174,6 +180,17 @@ class AgentDefinition(BaseModel):
         if unknown := sorted(self.secret_fields.keys() - set(self.tools)):
             msg = f"secret_fields: {unknown} are not among the agent's tools {list(self.tools)}"
             raise ValueError(msg)
+        return self
+
+    @model_validator(mode="after")
+    def _answer_fields_name_own_tools(self) -> AgentDefinition:
+        for tool, paths in self.answer_fields.items():
+            if self._inputs(tool) is None:
+                msg = f"answer_fields: {tool!r} is not one of the agent's tools {list(self.tools)}"
+                raise ValueError(msg)
+            for path in paths:
+                if problem := field_problem(path):
+                    raise ValueError(f"answer_fields.{tool}: {problem}")
         return self
 
     @model_validator(mode="after")
@@ -268,6 +285,7 @@ class AgentDefinition(BaseModel):
             "answer_openings": self.answer_openings,
             "answer_choices": self.answer_choices,
             "secret_fields": self.secret_fields,
+            "answer_fields": self.answer_fields,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

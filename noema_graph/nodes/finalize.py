@@ -18,8 +18,10 @@ from noema_graph.grounding.choices import chosen_schema, field_choices
 from noema_graph.grounding.openings import opened_fields
 from noema_graph.grounding.recovery import call_signature, domain_failure, last_failure
 from noema_graph.grounding.secrets import secret_values, shows_secret, unleaked
+from noema_graph.grounding.sources import result_data
 from noema_graph.memory import persist_steps
 from noema_graph.models.grounding import grounded_schema, observed
+from noema_graph.nodes.answer_fields import shown_fields
 from noema_graph.nodes.common import (
     TRUNCATED,
     ctx,
@@ -99,18 +101,30 @@ def _shown(trace: Sequence[ReasoningStep]) -> list[ReasoningStep]:
     return found[-FINAL_OBSERVATIONS:]
 
 
-def observations_text(trace: Sequence[ReasoningStep]) -> str:
+def observations_text(
+    trace: Sequence[ReasoningStep], fields: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """Render the run's successful tool calls and results, the latest last.
 
     Each is an ``Action:`` line and an ``Observation:`` line, the layout of the agents'
     few-shot examples, so a small model continues the pattern and copies the answer's
-    figures from the real observation; failed calls are left out.
+    figures from the real observation; failed calls are left out. ``fields`` (the agent's
+    ``answer_fields``) keeps, per tool, only the result fields the answer reads; a tool
+    it maps to no fields is left out.
     """
+    fields = fields or {}
     lines: list[str] = []
     for step in _shown(trace):
         assert step.action is not None  # _shown keeps calls only
+        named = fields.get(step.action.tool)
+        if named is not None and not named:
+            continue
         args = json.dumps(step.action.input, separators=(",", ":"), default=str)
-        data = _observation_data(step.observation or "")[:FINAL_OBSERVATION_CHARS]
+        if named:  # the call's full output: the observation is a preview, maybe cut
+            view = shown_fields(result_data(step.action.output), named)
+            data = json.dumps(view, separators=(",", ":"), default=str)[:FINAL_OBSERVATION_CHARS]
+        else:
+            data = _observation_data(step.observation or "")[:FINAL_OBSERVATION_CHARS]
         lines += [f"Action: {step.action.tool} {args}", f"Observation: {data}"]
     return "\n".join(lines) or "(no tool results)"
 
@@ -161,7 +175,7 @@ def _prompt(
             f"using them: {fields}"
         )
     trace = state.get("trace") or []
-    observed = observations_text(trace)
+    observed = observations_text(trace, deps.config.answer_fields)
     system = FINALIZE.render(
         agent_name=deps.config.name,
         request=latest_request(state.get("messages", [])),

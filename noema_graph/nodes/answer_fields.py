@@ -1,0 +1,48 @@
+"""The fields of a tool result the answer prompt shows: an agent's ``answer_fields``.
+
+The answer prompt's observations are what a run processes after its saved prompt prefix,
+and on the embedded model its time is prompt processing. So an agent declares, per tool,
+the fields of that tool's result its answer step reads (``answer_fields`` in the catalog,
+dotted paths into the result's data, lists walked as for ``secret_fields``:
+``{"get_review_history": ["reviews.rating"]}``); every other field stays out of the
+prompt. A tool declared with no fields is left out of the answer's observations; a tool
+not declared shows its whole result. Grounding (sources, choices, secrets) reads the
+run's full results, never this view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def field_problem(path: str) -> str | None:
+    """Return why ``path`` is not a dotted field path (None when it is one)."""
+    parts = path.split(".")
+    if not all(part.strip() and part == part.strip() for part in parts):
+        return f"{path!r} is not a dotted field path like 'reviews.rating'"
+    return None
+
+
+def _shown(value: Any, paths: Sequence[Sequence[str]]) -> Any:
+    """Return ``value`` keeping only ``paths`` (each a list of keys; lists walked)."""
+    if isinstance(value, list):
+        return [_shown(item, paths) for item in value]  # pyright: ignore[reportUnknownVariableType] -- JSON
+    if not isinstance(value, Mapping):
+        return value
+    kept: dict[str, Any] = {}
+    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+        below = [path[1:] for path in paths if path[0] == key]
+        if not below:
+            continue
+        kept[str(key)] = item if any(not path for path in below) else _shown(item, below)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+    return kept
+
+
+def shown_fields(data: Any, fields: Sequence[str]) -> Any:
+    """Return the part of a tool result's ``data`` that ``fields`` name, in its own order.
+
+    ``shown_fields({"reviews": [{"id": 7, "rating": 3}]}, ["reviews.rating"])`` is
+    ``{"reviews": [{"rating": 3}]}``; a named field the data lacks is skipped.
+    """
+    return _shown(data, [field.split(".") for field in fields])

@@ -1,0 +1,44 @@
+"""An agent's answer prompt shows the tool-result fields its catalog entry declares, end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from noema_graph.agents import default_registry
+from noema_graph.noema import DemoSummary
+from noema_graph.state.output import AgentOutput
+from tests.scripted import call, plan_reply, reflection_reply, structured, text, tools_reply
+
+Run = Callable[..., dict[str, Any]]
+
+NOTE = "Chlorophyll absorbs red and blue light. Plants turn light into sugar."
+
+
+def test_ingestions_answer_prompt_shows_the_title_and_text_only(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    assert default_registry().get("ingestion").answer_fields["get_chunks"]
+    source_id = demo.source_id + 1
+    model = scripted(
+        plan_reply("Ingest", "Read back"),
+        tools_reply(call("ingest_text", {"title": "Photosynthesis", "text": NOTE})),
+        text("stored"),
+        tools_reply(call("get_chunks", {"source_id": source_id})),
+        reflection_reply("continue"),
+        text("read back"),
+        structured(
+            "IngestionReport",
+            source_id=source_id,
+            chunk_count=1,
+            key_concepts=["Photosynthesis"],
+            summary="How plants make sugar.",
+        ),
+    )
+    state = run_agent_graph("ingestion", model, demo.path, "Ingest my note on photosynthesis.")
+    out = AgentOutput.model_validate(state["output"])
+    assert out.success and out.result["chunk_count"] == 1  # sourced from the full result
+    answer_prompt = " ".join(str(m.content) for m in model.prompts[-1])
+    shown = f'Observation: {{"source":{{"title":"Photosynthesis"}},"chunks":[{{"text":"{NOTE}"}}]}}'
+    assert shown in answer_prompt
+    assert "content_sha256" not in answer_prompt and "start_char" not in answer_prompt
