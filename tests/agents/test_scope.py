@@ -73,11 +73,18 @@ def test_a_request_clearly_nearer_another_agent_is_refused_naming_that_agent() -
 def test_the_agents_own_job_and_a_close_call_are_not_refused() -> None:
     judge = ScopeJudge([MOVER, FLAGGER], WordEmbeddings())
     assert judge.refusal("move card 3 into category History", "mover") is None
-    decision = judge.decide("card", "mover")  # as near one agent as the other
+    tie = "card card card card"  # as near the one agent's examples as the other's
+    decision = judge.decide(tie, "mover")
     assert decision is not None and abs(decision.lead) < judge.margin
-    assert judge.refusal("card", "mover") is None
+    assert judge.refusal(tie, "mover") is None
     strict = ScopeJudge([MOVER, FLAGGER], WordEmbeddings(), margin=1.5)  # no lead is enough
     assert strict.refusal("flag card 3, the answer is wrong", "mover") is None
+
+
+def test_a_request_of_few_words_is_not_judged() -> None:
+    judge = ScopeJudge([MOVER, FLAGGER], WordEmbeddings())
+    assert judge.refusal("flag broken answer", "mover") is None  # three words
+    assert judge.refusal("flag the broken answer", "mover") is not None
 
 
 def test_an_agent_without_examples_is_neither_judged_nor_named() -> None:
