@@ -19,6 +19,7 @@ from noema_graph.agents.learner_context import run_learner
 from noema_graph.agents.registry import default_registry
 from noema_graph.noema import DemoSummary
 from noema_graph.state.models import RequestReading
+from tests.scripted import structured, text
 
 Run = Callable[..., dict[str, Any]]
 SMALL = {"metadata": {"noema_plans": False}}
@@ -104,4 +105,22 @@ def test_an_empty_note_ends_the_run_with_nothing_stored_and_no_model_call(
     error = state["output"]["error"]
     assert error["code"] == "invalid_input" and "no text" in error["message"]
     assert model.prompts == []
+    assert _sources(demo.path) == before
+
+
+def test_a_question_about_a_stored_document_counts_its_chunks_from_get_chunks(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    before = _sources(demo.path)
+    with sqlite3.connect(demo.path) as conn:
+        chunks = conn.execute("SELECT count(*) FROM chunks WHERE source_id = 1").fetchone()[0]
+    model = scripted(
+        text("read"),
+        structured("IngestionReport", source_id=9, chunk_count=1, key_concepts=[], summary="x"),
+        **SMALL,
+    )
+    request = "Store nothing new; how many chunks does source 1 have?"
+    state = run_agent_graph("ingestion", model, demo.path, request)
+    result = state["output"]["result"]
+    assert (result["source_id"], result["chunk_count"]) == (1, chunks) and chunks > 1
     assert _sources(demo.path) == before
