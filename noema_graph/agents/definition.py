@@ -78,6 +78,9 @@ class AgentDefinition(BaseModel):
             (dotted paths into the result's data, e.g. a card's ``back`` for the tutor): no
             text field of an answer may contain them. The agent's answer check and the
             evaluation's leak scorer read this one declaration.
+        scope_examples: Example requests of this agent's job (English, French, Spanish):
+            a request nearer another agent's examples by a clear margin is refused as that
+            agent's job (see :mod:`~noema_graph.agents.scope`); none: not judged.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -103,6 +106,7 @@ class AgentDefinition(BaseModel):
     answer_choices: dict[str, str] = Field(default_factory=dict[str, str])
     secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
     answer_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
+    scope_examples: tuple[str, ...] = ()
 
     def __init__(self, **data: Any) -> None:
         """Validate ``data``; an invalid field raises :class:`ConfigurationError` naming it."""

@@ -12,15 +12,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from noema_graph.agents.definition import AgentDefinition, AgentLimits
+from noema_graph.agents.documents import document_checked, document_tools
 from noema_graph.agents.domain_tools import domain_registry
 from noema_graph.agents.learner_context import run_learner, with_learner_hooks
 from noema_graph.agents.reader import request_reader
 from noema_graph.agents.registry import AgentRegistry, default_registry
+from noema_graph.agents.scope import scope_judge, scoped_reader
 from noema_graph.agents.subagent import subagent_tool
 from noema_graph.graphs import build_agent_graph
 from noema_graph.graphs.agent import SPECS
 from noema_graph.noema.location import store_location
-from noema_graph.noema.operations import DOMAIN_OPERATIONS
 from noema_graph.noema.schema import DEFAULT_LEARNING_DB
 from noema_graph.storage.sqlite.persistence import CheckpointerArg
 
@@ -58,6 +59,7 @@ def _subagent_tools(
                 registry=registry,
                 overrides=inherited,
                 learner_from_context=False,  # the parent's run checked its learner
+                judge_scope=False,  # the parent's request was judged; the child serves it
             )
 
         tools.append(subagent_tool(definition.name, child.name, child.description, build))
@@ -74,6 +76,7 @@ def build_agent(
     registry: AgentRegistry | None = None,
     overrides: Mapping[str, Any] | None = None,
     learner_from_context: bool = True,
+    judge_scope: bool = True,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``definition`` (or the registered agent of that name) into its graph.
 
@@ -93,6 +96,8 @@ def build_agent(
         overrides: AgentConfig fields that win over the definition (``price_overrides``...).
         learner_from_context: Add the hook that checks the run's learner is in the store
             before the first node (False for subagents: the parent's run checked it).
+        judge_scope: Refuse, before the agent's reader, a request that is clearly another
+            registered agent's job (:mod:`noema_graph.agents.scope`; False for subagents).
 
     Raises:
         ConfigurationError: Unknown agent or subagent, or an invalid override.
@@ -104,10 +109,7 @@ def build_agent(
     overrides = dict(overrides or {})
     config = definition.to_config(instructions, **overrides)
     path = store_location(db)
-    personal = bool(definition.subagents) or any(
-        DOMAIN_OPERATIONS[name].owner_fields for name in definition.tools
-    )
-    learner = run_learner(path, personal=personal)
+    learner = run_learner(path)
     if learner_from_context:
         hooks = with_learner_hooks(config.hooks, SPECS[0].name, learner)
         config = config.model_copy(update={"hooks": hooks})
@@ -120,6 +122,11 @@ def build_agent(
     )
     if "request_reader" not in overrides:
         reader = request_reader(definition.name, definition.description, tools, path)
+        if documents := document_tools(tools):
+            reader = document_checked(reader, documents)
+        judge = scope_judge(registry.get_all()) if judge_scope else None
+        if judge is not None:
+            reader = scoped_reader(reader, judge, definition.name)
         config = config.model_copy(update={"request_reader": reader})
     return build_agent_graph(
         config, model=model, tools=tools, checkpointer=checkpointer, store=store

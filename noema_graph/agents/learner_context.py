@@ -67,16 +67,11 @@ class RunLearner:
     Args:
         db: The learning store the agent's tools work on (named in errors).
         learners: The store's learners, read when the graph is built.
-        personal: The agent reads a learner's rows (its tools or subagents do): a learner's
-            name written on its own in a request counts as naming that learner.
     """
 
-    def __init__(
-        self, db: str | Path, learners: Sequence[Learner], *, personal: bool = True
-    ) -> None:
+    def __init__(self, db: str | Path, learners: Sequence[Learner]) -> None:
         self.db = db
         self.learners = list(learners)
-        self.personal = personal
 
     def owner(self, user: str | None) -> dict[str, Any]:
         """Return the owner arguments of a tool call for the run's ``user`` (its ``user_id``).
@@ -104,7 +99,7 @@ class RunLearner:
         own = find_learner(self.learners, user, self.db) if user is not None else None
         messages: Sequence[BaseMessage] = call.state.get("messages") or ()
         request = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        mention = other_learner(request, own, self.learners, bare_names=self.personal)
+        mention = other_learner(request, own, self.learners)
         if mention is not None:
             whose = f"learner {own.name!r}" if own is not None else "no learner"
             raise Forbidden(
@@ -114,9 +109,9 @@ class RunLearner:
         return None
 
 
-def run_learner(db: str | Path, *, personal: bool = True) -> RunLearner:
+def run_learner(db: str | Path) -> RunLearner:
     """Return the :class:`RunLearner` of the store at ``db`` (its learners are read now)."""
-    return RunLearner(db, read_learners(db), personal=personal)
+    return RunLearner(db, read_learners(db))
 
 
 def with_learner_hooks(hooks: Hooks, node: str, learner: RunLearner) -> Hooks:
