@@ -110,8 +110,12 @@ def labelled(
     return labels
 
 
-class IntentClassifier:
-    """Nearest-example intent decision over one agent's labelled examples."""
+class NearestExamples:
+    """Labelled example requests, embedded on first use.
+
+    A request scores each label by the mean cosine of its :data:`NEAREST` nearest examples,
+    its quoted text left out (:func:`asking_part`).
+    """
 
     def __init__(self, labels: Mapping[str, Sequence[str]], embedder: Embeddings) -> None:
         """Keep the labelled examples; they are embedded on the first decision."""
@@ -127,6 +131,19 @@ class IntentClassifier:
             }
         return self._vectors
 
+    def scores(self, request: str) -> dict[str, float]:
+        """Return each label's score for the asking part of ``request``."""
+        query = _embedded(self.embedder, asking_part(request))
+        scores: dict[str, float] = {}
+        for label, vectors in self._examples().items():
+            nearest = sorted((cosine(query, v) for v in vectors), reverse=True)[:NEAREST]
+            scores[label] = sum(nearest) / len(nearest)
+        return scores
+
+
+class IntentClassifier(NearestExamples):
+    """Nearest-example intent decision over one agent's labelled examples."""
+
     def decide(self, request: str) -> IntentDecision:
         """Return the label of ``request``, or ``uncertain`` when no label leads by MARGIN.
 
@@ -134,12 +151,8 @@ class IntentClassifier:
         things, it does not ask. A request that ends with a question mark gives the
         ``question`` label :data:`QUESTION_MARK` more.
         """
-        query = _embedded(self.embedder, _asking_part(request))
-        scores: dict[str, float] = {}
-        for label, vectors in self._examples().items():
-            nearest = sorted((cosine(query, v) for v in vectors), reverse=True)[:NEAREST]
-            scores[label] = sum(nearest) / len(nearest)
-        if QUESTION in scores and any(mark in _asking_part(request) for mark in "?¿"):
+        scores = self.scores(request)
+        if QUESTION in scores and any(mark in asking_part(request) for mark in "?¿"):
             scores[QUESTION] += QUESTION_MARK
         label, lead = _leader(scores, OTHER_MARGIN)
         if label != OTHER:
@@ -160,7 +173,7 @@ def _leader(scores: Mapping[str, float], margin: float) -> tuple[str, float]:
 _QUOTED = re.compile(r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|«[^»]*»""")
 
 
-def _asking_part(request: str) -> str:
+def asking_part(request: str) -> str:
     """Return ``request`` without quoted or bracketed text (unless nothing else is left)."""
     rest = " ".join(_QUOTED.sub(" ", request).split())
     return rest if len(rest) >= 8 else request

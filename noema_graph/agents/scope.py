@@ -3,7 +3,8 @@
 Each agent's definition keeps example requests of its own job (``scope_examples`` in
 ``catalog.toml``, English, French and Spanish). :class:`ScopeJudge` embeds a request with the
 shipped multilingual e5 model (:func:`~noema_graph.memory.embedders.default_embedder`) and
-scores each agent by the mean similarity of its :data:`NEAREST` closest examples. When
+scores each agent by the mean similarity of its :data:`~noema_graph.agents.intent.NEAREST`
+closest examples. When
 another agent's score beats the running agent's by at least :data:`MARGIN`, the request is
 refused (``invalid_input``) with a message naming the agent whose job it is; nothing runs,
 no model is asked. Below the margin the agent's own reader decides as before: the check
@@ -27,14 +28,13 @@ from langchain_core.embeddings import Embeddings
 
 from noema_graph.agents.definition import AgentDefinition
 from noema_graph.agents.intent import (  # one rule for what a request asks (quotes left out)
-    _asking_part,  # pyright: ignore[reportPrivateUsage]
+    NearestExamples,
+    asking_part,
 )
 from noema_graph.grounding.reading import RequestReader
-from noema_graph.memory.embedders import cosine, default_embedder
+from noema_graph.memory.embedders import default_embedder
 from noema_graph.state.models import Refusal, RequestReading
 
-NEAREST = 3
-"""Examples per agent whose similarities are averaged."""
 MIN_WORDS = 4
 """A request of fewer words is not judged: too little to say whose job it is ("two", "x")."""
 MARGIN = 0.03
@@ -61,30 +61,18 @@ class ScopeJudge:
         self, definitions: Sequence[AgentDefinition], embedder: Embeddings, margin: float = MARGIN
     ) -> None:
         """Keep the agents with examples; the examples are embedded on the first decision."""
-        self.examples = {d.name: list(d.scope_examples) for d in definitions if d.scope_examples}
+        self.examples = NearestExamples(
+            {d.name: d.scope_examples for d in definitions if d.scope_examples}, embedder
+        )
         self.descriptions = {d.name: d.description for d in definitions}
-        self.embedder = embedder
         self.margin = margin
-        self._vectors: dict[str, list[list[float]]] | None = None
-
-    def _examples(self) -> dict[str, list[list[float]]]:
-        if self._vectors is None:
-            self._vectors = {
-                name: [_embedded(self.embedder, e) for e in items]
-                for name, items in self.examples.items()
-            }
-        return self._vectors
 
     def decide(self, request: str, agent: str) -> ScopeDecision | None:
         """Return the best agent for ``request`` and its lead over ``agent`` (None: no examples)."""
-        asking = _asking_part(request)
-        if agent not in self.examples or len(re.findall(r"\w+", asking)) < MIN_WORDS:
+        asking = asking_part(request)
+        if agent not in self.examples.labels or len(re.findall(r"\w+", asking)) < MIN_WORDS:
             return None
-        query = _embedded(self.embedder, asking)
-        scores: dict[str, float] = {}
-        for name, vectors in self._examples().items():
-            nearest = sorted((cosine(query, v) for v in vectors), reverse=True)[:NEAREST]
-            scores[name] = sum(nearest) / len(nearest)
+        scores = self.examples.scores(request)
         best = max(scores, key=lambda name: scores[name])
         return ScopeDecision(best, round(scores[best] - scores[agent], 4), scores)
 
@@ -118,13 +106,3 @@ def scope_judge(definitions: Sequence[AgentDefinition]) -> ScopeJudge | None:
     if embedder is None or not any(d.scope_examples for d in definitions):
         return None
     return ScopeJudge(definitions, embedder)
-
-
-_CACHE: dict[tuple[int, str], list[float]] = {}
-
-
-def _embedded(embedder: Embeddings, text: str) -> list[float]:
-    key = (id(embedder), text)
-    if key not in _CACHE:
-        _CACHE[key] = embedder.embed_query(text)
-    return _CACHE[key]

@@ -91,7 +91,7 @@ def test_an_agent_without_examples_is_neither_judged_nor_named() -> None:
     judge = ScopeJudge([MOVER, SILENT], WordEmbeddings())
     assert judge.decide("move card 3 into category History", "silent") is None
     assert judge.refusal("move card 3 into category History", "silent") is None
-    assert "silent" not in judge.examples
+    assert "silent" not in judge.examples.labels
 
 
 def test_quoted_text_does_not_decide_whose_job_it_is() -> None:
