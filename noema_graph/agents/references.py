@@ -32,19 +32,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from noema_graph.grounding.seen import NOUNS
 from noema_graph.noema.schema import CARD_SEARCH_TEXT
 from noema_graph.state.models import Reference, Refusal
 from noema_graph.storage.sql.connections import connect_sync
 from noema_graph.storage.sql.dialect import dialect_of
 from noema_graph.storage.sql.driver import Row, fetch_all, run_sync
 
-NOUNS: dict[str, tuple[str, ...]] = {
-    "card": ("card", "flashcard", "carte", "fiche", "tarjeta", "ficha"),
-    "deck": ("deck", "paquet", "mazo", "baraja"),
-    "category": ("category", "categorie", "categoria"),
-    "concept": ("concept", "concepto"),
-}
-"""Nouns of each kind, accent-folded, singular (a plural ``s``/``es`` is accepted)."""
 TABLES = {"card": "cards", "deck": "decks", "category": "categories", "concept": "concepts"}
 FUZZY = 0.8
 """Least similarity (difflib ratio of the folded words) of a name written nearly right."""

@@ -22,7 +22,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from noema_graph.grounding.seen import Seen, mentioned, referred, seen_in, singular
+from noema_graph.grounding.seen import NOUNS, Seen, mentioned, referred, seen_in, singular
+from noema_graph.grounding.words import fold
 
 REF_KEY = "x-noema-ref"
 """Argument-schema key naming the kind of record an argument refers to (false: none)."""
@@ -197,15 +198,29 @@ FREE_TEXT_CHARS = 300
 """Most characters of a string argument whose schema sets no ``maxLength`` (for decoding)."""
 FREE_ITEMS = 8
 """Most items of an array argument when neither its schema nor the request bounds it lower."""
-_NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve"
-_COUNTS = {word: number for number, word in enumerate(_NUMBERS.split(" "))}
+_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve",
+    "zero une deux trois quatre cinq six sept huit neuf dix onze douze",
+    "cero una dos tres cuatro cinco seis siete ocho nueve diez once doce",
+)
+"""Number words of English, French and Spanish, by value (``un``/``uno`` are added)."""
+_COUNTS = {word: n for line in _NUMBERS for n, word in enumerate(line.split(" "))} | {
+    "un": 1,
+    "uno": 1,
+}
 
 
 def requested_count(request: str, argument: str) -> int | None:
-    """Return how many items of an array argument the request asks for (``two cards``)."""
+    """Return how many items of an array argument the request asks for (``two cards``).
+
+    The count is a number or a number word of the three languages before the argument's
+    noun or one of its translations (:data:`~noema_graph.grounding.seen.NOUNS`), one word
+    between them at most (``deux nouvelles cartes``); accents are left out.
+    """
     noun = singular(argument)
-    pattern = rf"\b(\d{{1,3}}|{'|'.join(_COUNTS)})\s+(?:\w+\s+)?{re.escape(noun)}s?\b"
-    found = re.search(pattern, request.lower())
+    nouns = "|".join(re.escape(n) for n in NOUNS.get(noun, (noun,)))
+    pattern = rf"\b(\d{{1,3}}|{'|'.join(_COUNTS)})\s+(?:\w+\s+)?(?:{nouns})(?:e?s)?\b"
+    found = re.search(pattern, fold(request))
     if found is None:
         return None
     word = found.group(1)

@@ -29,6 +29,16 @@ _TAGGED = re.compile(
 _LABELS = ("name", "title")
 
 
+NOUNS: dict[str, tuple[str, ...]] = {
+    "card": ("card", "flashcard", "carte", "fiche", "tarjeta", "ficha"),
+    "deck": ("deck", "paquet", "mazo", "baraja"),
+    "category": ("category", "categorie", "categoria"),
+    "concept": ("concept", "concepto"),
+}
+"""Nouns of each kind in English, French and Spanish, accent-folded, singular (a plural
+``s``/``es`` is accepted); a kind not listed is named by itself."""
+
+
 def singular(word: str) -> str:
     """Return the kind named by ``word``: lower case, singular (``categories`` -> ``category``)."""
     word = word.lower()

@@ -158,6 +158,11 @@ def test_the_request_bounds_a_list_and_free_text_is_bounded_for_decoding() -> No
     assert requested_count("Add two cards about mitochondria to deck 4.", "cards") == 2
     assert requested_count("Add 3 flash cards.", "cards") == 3
     assert requested_count("Add cards about tides.", "cards") is None
+    # French and Spanish counts before the noun or its translation, accents left out
+    assert requested_count("Ajoute deux nouvelles cartes sur les marées.", "cards") == 2
+    assert requested_count("Añade una tarjeta sobre los volcanes al mazo 1.", "cards") == 1
+    assert requested_count("Crée trois fiches sur la Lune.", "cards") == 3
+    assert requested_count("Ajoute des cartes sur la Lune.", "cards") is None
     schema = {
         "type": "array",
         "minItems": 1,
