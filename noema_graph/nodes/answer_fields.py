@@ -27,15 +27,15 @@ def field_problem(path: str) -> str | None:
 def _shown(value: Any, paths: Sequence[Sequence[str]]) -> Any:
     """Return ``value`` keeping only ``paths`` (each a list of keys; lists walked)."""
     if isinstance(value, list):
-        return [_shown(item, paths) for item in value]  # pyright: ignore[reportUnknownVariableType] -- JSON
+        return [_shown(item, paths) for item in value]
     if not isinstance(value, Mapping):
         return value
     kept: dict[str, Any] = {}
-    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType] -- JSON
+    for key, item in value.items():
         below = [path[1:] for path in paths if path[0] == key]
         if not below:
             continue
-        kept[str(key)] = item if any(not path for path in below) else _shown(item, below)  # pyright: ignore[reportUnknownArgumentType] -- JSON
+        kept[str(key)] = item if any(not path for path in below) else _shown(item, below)
     return kept
 
 
