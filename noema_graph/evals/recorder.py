@@ -58,6 +58,7 @@ def _metadata(
         "validated": output.get("validated"),
         "stop_reason": meta.get("stop_reason"),
         "error": (output.get("error") or {}).get("code"),
+        "store_candidates": _store_candidates(output),
         "iterations": meta.get("iterations", state.get("iteration")),
         "execution_time_ms": meta.get("execution_time_ms"),
         "confidence": (output.get("reasoning") or {}).get("confidence"),
@@ -65,6 +66,17 @@ def _metadata(
         "step_rounds": [s.round for s in kept],
         "subagent_outputs": _subagent_outputs(kept),
     }
+
+
+def _store_candidates(output: Mapping[str, Any]) -> list[str]:
+    """Return the records a refusal names from the store (``error.details.candidates``).
+
+    The request reader reads them from the learning store itself, not through a tool, so
+    the words check counts them as data (:mod:`noema_graph.evals.words`).
+    """
+    details = (output.get("error") or {}).get("details")
+    found = details.get("candidates") if isinstance(details, dict) else None
+    return [str(c) for c in found] if isinstance(found, list) else []
 
 
 def _subagent_outputs(kept: Sequence[ReasoningStep]) -> dict[str, object]:

@@ -75,8 +75,18 @@ def fold(text: str) -> str:
 
 
 def tool_results(trajectory: Trajectory) -> list[str]:
-    """Return the text of every tool result of the run."""
-    return [s.observation for s in trajectory.steps if s.action is not None and s.observation]
+    """Return the text of every tool result of the run, and the records a refusal read.
+
+    A refusal's candidates (``metadata.store_candidates``: "no category named 'Astronomy';
+    categories: Biology, ...") come from the learning store, read by the request reader
+    rather than a tool: they are data too.
+    """
+    read = trajectory.metadata.get("store_candidates")
+    candidates = [", ".join(str(c) for c in read)] if isinstance(read, list) and read else []
+    return [
+        *(s.observation for s in trajectory.steps if s.action is not None and s.observation),
+        *candidates,
+    ]
 
 
 class Evidence:

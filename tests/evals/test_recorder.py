@@ -176,3 +176,16 @@ def test_replay_raises_when_the_run_asks_for_more_than_was_recorded() -> None:
     model = ReplayChatModel(script=Script(final={"a": 1}))
     with pytest.raises(ReplayExhausted, match="reflection"):
         model.with_structured_output(Reflection).invoke("how is it going?")
+
+
+def test_a_refusal_records_the_candidates_it_read_from_the_store(
+    scripted: Any, fresh_store: Callable[[str], Path]
+) -> None:
+    state = run_turn(
+        "taxonomy_curator", scripted(metadata={"noema_plans": False}), fresh_store("refused"),
+        "Please move card 88 into the Astronomy category.", checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    trajectory = TrajectoryRecorder.from_state(state)
+    candidates = trajectory.metadata["store_candidates"]
+    assert trajectory.metadata["error"] == "not_found" and "Geography" in candidates
+    assert all(name in str(trajectory.final_output) for name in candidates)

@@ -98,3 +98,15 @@ def test_a_timestamp_gives_its_parts_and_no_names() -> None:
     flag = ("flag_card", {"card_id": 45, "created_at": "2026-11-27T21:38:01Z"})
     answer = "Flagged: created 2026-11-27T21:38:01Z, card 45."
     assert _found(_run(answer, flag)) == set()
+
+
+def test_a_refusals_candidates_from_the_store_are_data_and_nothing_else_is() -> None:
+    message = "There is no category named 'Astronomy'; categories: Biology, Chemistry."
+    refused = Trajectory(
+        input="Move card 5 into Astronomy.",
+        final_output=message,
+        metadata={"store_candidates": ["Biology", "Chemistry"]},
+    )
+    assert _found(refused) == set()
+    unread = Trajectory(input="Move card 5 into Astronomy.", final_output=message)
+    assert ("name", "Chemistry") in _found(unread)
