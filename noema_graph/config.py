@@ -24,7 +24,7 @@ from noema_graph.errors import ConfigurationError, NoemaError
 from noema_graph.grounding.choices import choices_problem, parse_choices
 from noema_graph.grounding.openings import opening_problem, parse_opening
 from noema_graph.grounding.reading import RequestReader
-from noema_graph.grounding.sources import REQUEST, parse_source
+from noema_graph.grounding.sources import REQUEST_SOURCES, parse_source
 from noema_graph.hooks import Hooks
 
 Permission = Literal["fs:read", "fs:write", "shell:execute", "net:outbound"]
@@ -104,7 +104,7 @@ class PlannedStep(BaseModel):
     @classmethod
     def _sources_parse(cls, value: dict[str, str]) -> dict[str, str]:
         for source in value.values():
-            if source != REQUEST:
+            if source not in REQUEST_SOURCES:
                 parse_source(source)
         return value
 

@@ -18,7 +18,7 @@ from noema_graph.config import AgentConfig, Permission, PlannedStep
 from noema_graph.errors import ConfigurationError, InvalidValue
 from noema_graph.grounding.choices import choices_problem, parse_choices, unchosen_lists
 from noema_graph.grounding.openings import opening_problem, parse_opening
-from noema_graph.grounding.sources import REQUEST, parse_source
+from noema_graph.grounding.sources import REQUEST_SOURCES, parse_source
 from noema_graph.hooks import Hooks
 from noema_graph.nodes.answer_fields import field_problem
 from noema_graph.noema.operations import DOMAIN_OPERATIONS
@@ -247,7 +247,7 @@ class AgentDefinition(BaseModel):
         return self
 
     def _check_source(self, where: str, source: str) -> None:
-        if source == REQUEST:
+        if source in REQUEST_SOURCES:
             return
         for tool in parse_source(source).tools:
             if self._inputs(tool) is None:

@@ -12,7 +12,6 @@ agent's reader.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,18 +19,12 @@ from langchain_core.tools import BaseTool
 
 from noema_graph.grounding.arguments import references
 from noema_graph.grounding.reading import RequestReader, writes
+from noema_graph.grounding.words import introduced_text
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.state.models import Refusal, RequestReading
 
 DOCUMENT_CHARS = 10_000
 """A required text argument that admits more characters than this takes a document."""
-
-_QUOTED = re.compile(
-    r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|\u00ab[^\u00bb]*\u00bb|\u201c[^\u201d]*\u201d"""
-    r"""|(?<!\w)\u2018[^\u2019]*\u2019(?!\w)"""
-)
-"""Quoted text: a title may hold the colon that does not introduce the note."""
-_QUOTES = "'\"`\u00ab\u00bb\u201c\u201d\u2018\u2019"
 
 
 def _takes_document(schema: Mapping[str, Any]) -> list[str]:
@@ -50,18 +43,6 @@ def _takes_document(schema: Mapping[str, Any]) -> list[str]:
 def document_tools(tools: Sequence[BaseTool]) -> list[str]:
     """Return the names of the write tools among ``tools`` that store a document."""
     return [t.name for t in tools if writes(t) and _takes_document(tool_args_schema(t))]
-
-
-def introduced_text(request: str) -> str | None:
-    """Return the text after the colon that introduces it (quotes removed), or None.
-
-    The colon is the first one outside quotes (a title may hold one); None: no such colon.
-    """
-    masked = _QUOTED.sub(lambda m: "_" * len(m.group(0)), request)
-    colon = masked.find(":")
-    if colon < 0:
-        return None
-    return request[colon + 1 :].strip().strip(_QUOTES).strip()
 
 
 def empty_document(request: str, tools: Sequence[str]) -> Refusal | None:

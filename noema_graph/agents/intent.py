@@ -23,6 +23,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from noema_graph.errors import ConfigurationError
+from noema_graph.grounding.words import QUOTED
 from noema_graph.memory.embedders import cosine, default_embedder
 
 EXAMPLES = Path(__file__).with_name("intents.toml")
@@ -170,12 +171,9 @@ def _leader(scores: Mapping[str, float], margin: float) -> tuple[str, float]:
     return (ranked[0][0] if lead >= margin else "uncertain"), lead
 
 
-_QUOTED = re.compile(r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|«[^»]*»""")
-
-
 def asking_part(request: str) -> str:
     """Return ``request`` without quoted or bracketed text (unless nothing else is left)."""
-    rest = " ".join(_QUOTED.sub(" ", request).split())
+    rest = " ".join(QUOTED.sub(" ", request).split())
     return rest if len(rest) >= 8 else request
 
 

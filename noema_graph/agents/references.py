@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from noema_graph.grounding.seen import NOUNS
+from noema_graph.grounding.words import QUOTED, QUOTES
 from noema_graph.noema.schema import CARD_SEARCH_TEXT
 from noema_graph.state.models import Reference, Refusal
 from noema_graph.storage.sql.connections import connect_sync
@@ -192,20 +193,17 @@ def ids_named(request: str, kind: str) -> list[int]:
     return found
 
 
-_QUOTED = re.compile(r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|«[^»]*»""")
-
-
 def names_named(request: str, names: Mapping[int, str]) -> list[tuple[int, str, float, int]]:
     """Return ``(id, name, score, position)`` of the names the request mentions.
 
     Whole words, folded; a name inside a longer one does not count; near spellings score
     their similarity. Text in quotes (a card's front) is not read, unless it is a name whole.
     """
-    text = fold(_QUOTED.sub(lambda m: " " * len(m.group(0)), request))
+    text = fold(QUOTED.sub(lambda m: " " * len(m.group(0)), request))
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, str, float, int]] = []
     by_fold = {fold(name): (ident, name) for ident, name in names.items()}
-    for quote in _QUOTED.finditer(request):  # a name quoted whole ('Halogens') is named
+    for quote in QUOTED.finditer(request):  # a name quoted whole ('Halogens') is named
         if (hit := by_fold.get(fold(quote.group(0)[1:-1]).strip())) is not None:
             taken.append(quote.span())
             found.append((*hit, 1.0, quote.start() + 1))
@@ -239,7 +237,7 @@ def slot_names(request: str, kind: str) -> list[str]:
     """Return the capitalised names written beside the kind's noun (``the X category``)."""
     noun = _noun_pattern(kind)
     name = r"([A-ZÀ-Ý][\w'-]*(?:\s+[A-ZÀ-Ý][\w'-]*){0,2})"
-    plain = _QUOTED.sub(lambda m: m.group(0).strip("'\"«»"), request)
+    plain = QUOTED.sub(lambda m: m.group(0).strip(QUOTES), request)
     folded = fold(plain)
     found: list[str] = []
     after = rf"\b{noun}\s+(?:named\s+|called\s+|nommee\s+|llamada\s+)?"
@@ -301,7 +299,7 @@ def card_matches(request: str, store: StoreNames, skip: Iterable[str]) -> list[C
     if not words:
         return []
     asked = set(words)
-    quoted = {tuple(_words(m.group(0))) for m in _QUOTED.finditer(request)}
+    quoted = {tuple(_words(m.group(0))) for m in QUOTED.finditer(request)}
     found: list[CardMatch] = []
     for ident, front, back in store.cards_matching(words):
         score, held = max(
@@ -497,7 +495,7 @@ def _clear(
 
 def loose_slots(request: str, kind: str) -> list[str]:
     """Return the lower-case words written right after the kind's noun (``catégorie chimie``)."""
-    text = fold(_QUOTED.sub(" ", request))
+    text = fold(QUOTED.sub(" ", request))
     after = rf"\b{_noun_pattern(kind)}\s+(?:named\s+|called\s+|nommee\s+|llamada\s+)?([a-z][\w-]+)"
     return [
         w for w in re.findall(after, text) if w not in _NOT_NAMES and w not in _STOP and len(w) > 2
@@ -520,7 +518,7 @@ def _qualifies(request: str, name: str, position: int) -> bool:
     Counted (``63 capital cards``, ``deux cartes Chemistry``) or written just before a card
     noun (``the Chemistry cards``), it says which cards, not a record the request acts on.
     """
-    text = fold(_QUOTED.sub(lambda m: " " * len(m.group(0)), request))
+    text = fold(QUOTED.sub(lambda m: " " * len(m.group(0)), request))
     before = text[:position].split()
     card = _noun_pattern("card")
     if (

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from noema_graph.errors import InvalidValue
+from noema_graph.grounding.words import named_by_quote
 from noema_graph.state.models import ReasoningStep
 
 
@@ -86,6 +87,19 @@ def parse_source(text: str) -> Source:
 
 REQUEST = "request"
 """The source that names the user's latest request (a plan step's argument only)."""
+REQUEST_QUOTED = "request:quoted"
+"""The one phrase the request quotes before the text it introduces (a plan step's argument
+only: ``titled 'Plate tectonics': ...``); missing when it quotes none or several."""
+REQUEST_SOURCES = (REQUEST, REQUEST_QUOTED)
+"""The sources a plan step's argument may read from the request rather than a tool."""
+
+
+def from_request(source: str, request: str) -> object:
+    """Return the value of a :data:`REQUEST_SOURCES` source for ``request`` (or MISSING)."""
+    if source == REQUEST:
+        return request
+    named = named_by_quote(request)
+    return MISSING if named is None else named
 
 
 def tool_results(trace: Sequence[ReasoningStep], tool: str) -> list[tuple[Any, Any]]:

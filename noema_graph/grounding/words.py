@@ -62,6 +62,45 @@ def texts_of(value: Any) -> Iterator[str]:
             yield from texts_of(item)
 
 
+QUOTED = re.compile(
+    r"""(?<!\w)'[^']*'(?!\w)|"[^"]*"|\u00ab[^\u00bb]*\u00bb|\u201c[^\u201d]*\u201d"""
+    r"""|(?<!\w)\u2018[^\u2019]*\u2019(?!\w)"""
+)
+"""Quoted text of a request ('Glaciers', "Glaciers", «Glaciers», curly quotes): it names
+things (a title, a card's front), it does not ask."""
+QUOTES = "'\"`\u00ab\u00bb\u201c\u201d\u2018\u2019"
+"""The quote characters :data:`QUOTED` knows."""
+
+
+def quoted(request: str) -> list[str]:
+    """Return the quoted phrases of ``request``, their quotes removed, in order."""
+    return [m.group(0).strip(QUOTES).strip() for m in QUOTED.finditer(request)]
+
+
+def introduced_text(request: str) -> str | None:
+    """Return the text after the colon that introduces it (quotes removed), or None.
+
+    The colon is the first one outside quotes (a title may hold one); None: no such colon.
+    """
+    masked = QUOTED.sub(lambda m: "_" * len(m.group(0)), request)
+    colon = masked.find(":")
+    if colon < 0:
+        return None
+    return request[colon + 1 :].strip().strip(QUOTES).strip()
+
+
+def named_by_quote(request: str) -> str | None:
+    """Return the one phrase ``request`` quotes before the text it introduces, else None.
+
+    ``Ingest this note titled 'Plate tectonics': ...`` names 'Plate tectonics'; quotes inside
+    the introduced text are its own; none or several quoted phrases name nothing.
+    """
+    masked = QUOTED.sub(lambda m: "_" * len(m.group(0)), request)
+    colon = masked.find(":")
+    phrases = quoted(request[:colon] if colon >= 0 else request)
+    return phrases[0] if len(phrases) == 1 and phrases[0] else None
+
+
 def fold(text: str) -> str:
     """Return ``text`` lower-cased, without accents, its spaces collapsed."""
     decomposed = unicodedata.normalize("NFKD", text)

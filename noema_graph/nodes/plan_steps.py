@@ -30,7 +30,7 @@ from noema_graph.grounding import (
 )
 from noema_graph.grounding.arguments import StepArguments
 from noema_graph.grounding.reading import bound_calls, with_references, writes
-from noema_graph.grounding.sources import REQUEST
+from noema_graph.grounding.sources import REQUEST_SOURCES, from_request
 from noema_graph.models.grammar import tool_args_schema
 from noema_graph.nodes.common import preview
 from noema_graph.nodes.routing import seen_so_far
@@ -142,7 +142,11 @@ class PlannedTurn:
 def _given(step: TaskStep, request: str, trace: Sequence[ReasoningStep]) -> dict[str, Any]:
     given = dict(step.args)
     for name, text in step.sources.items():
-        value = request if text == REQUEST else resolve(parse_source(text), trace)
+        value = (
+            from_request(text, request)
+            if text in REQUEST_SOURCES
+            else resolve(parse_source(text), trace)
+        )
         if value is not MISSING:
             given[name] = value
     return given

@@ -124,3 +124,27 @@ def test_a_question_about_a_stored_document_counts_its_chunks_from_get_chunks(
     result = state["output"]["result"]
     assert (result["source_id"], result["chunk_count"]) == (1, chunks) and chunks > 1
     assert _sources(demo.path) == before
+
+
+def test_the_title_the_request_quotes_is_bound_for_the_small_model(tmp_path: Any) -> None:
+    from noema_graph.agents.catalog import DEFINITIONS
+    from noema_graph.nodes.plan_steps import planned_turn
+
+    registry = domain_registry(tmp_path / "s.sqlite", ["ingest_text"])
+    tools = registry.as_langchain_tools(permissions=("fs:read", "fs:write"), timeout_s=10)
+    ingestion = next(d for d in DEFINITIONS if d.name == "ingestion")
+    step = next(s for s in ingestion.plan if s.tool == "ingest_text")
+    note = "Ferns reproduce by spores, which grow under their 'fronds'."
+    titled = planned_turn(step, tools, f"Keep this note, titled 'Fern spores': {note}", [])
+    assert titled.schemas["ingest_text"]["properties"]["title"].get("const") == "Fern spores"
+    untitled = planned_turn(step, tools, f"Keep this note: {note}", [])
+    assert "const" not in untitled.schemas["ingest_text"]["properties"]["title"]
+
+
+def test_a_quoted_name_before_the_introduced_text_names_the_document() -> None:
+    from noema_graph.grounding.words import named_by_quote
+
+    assert named_by_quote("Save the note 'Moss': it grows in 'damp' shade.") == "Moss"
+    assert named_by_quote("Enregistre la note « Mousse » : elle pousse à l'ombre.") == "Mousse"
+    assert named_by_quote("Save this: moss grows in 'damp' shade.") is None
+    assert named_by_quote("Save 'Moss' or 'Lichen': both grow in shade.") is None
