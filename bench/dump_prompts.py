@@ -11,9 +11,8 @@ reading the dump shows which parts of the prompt that end holds (issue 35 item 2
 FIELDS, a JSON object ``{"AGENT": {"TOOL": ["field", ...]}}``, replaces those agents'
 ``answer_fields`` for the run (``{"AGENT": {}}``: none, the whole results): the ablation
 switch, so runs with and without a declaration need no edit of the catalog. Its key
-``"_react_rules_first": true`` moves the ReAct prompt's reply form before the tools
-(:data:`RULES_FIRST`), into the agent's saved prefix; ``"_update": {"AGENT": {FIELD:
-VALUE}}`` replaces other fields of an agent's definition (e.g. ``answer_openings``).
+``"_update": {"AGENT": {FIELD: VALUE}}`` replaces other fields of an agent's definition
+(e.g. ``answer_openings``).
 """
 
 from __future__ import annotations
@@ -27,41 +26,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 from noema_graph.evals import runner
-from noema_graph.prompts import PromptTemplate
-
-RULES_FIRST = PromptTemplate(
-    "react",
-    "1.4.0",
-    """You are ${agent_name}.
-
-Reply in one of two forms. To use a tool, three lines:
-Thought: I need a tool for this.
-Action: <the tool's name>
-Action Input: <the tool's arguments as one JSON object>
-To answer once an observation holds the result, two lines: a Thought, then "Final Answer:" \
-followed by the result in the observation's own words and figures.
-
-Use only the tools listed below, with values from the goal or from observations. When an \
-observation answers the current step, give the Final Answer at once: never call a tool again \
-on its own result.
-
-Available tools:
-${tools}${hints}
-
-Goal: ${goal}
-Current step (${step_number} of ${step_count}): ${step}
-Results so far:
-${results}${extra}""",
-)
 
 
 def main(dump: Path, eval_args: list[str], fields: dict[str, Any] | None = None) -> None:
     """Patch the eval's token counter to also write each call's prompt, then run the eval."""
     fields = dict(fields or {})
-    if fields.pop("_react_rules_first", False):
-        from noema_graph.nodes import execute_step
-
-        execute_step.REACT = RULES_FIRST  # pyright: ignore[reportConstantRedefinition] -- bench patch
     updates: dict[str, dict[str, Any]] = fields.pop("_update", {})
     for name, declared in fields.items():
         updates.setdefault(name, {})["answer_fields"] = declared
