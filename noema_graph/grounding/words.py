@@ -77,13 +77,17 @@ def quoted(request: str) -> list[str]:
     return [m.group(0).strip(QUOTES).strip() for m in QUOTED.finditer(request)]
 
 
+def _introducing_colon(request: str) -> int:
+    """Return the index of the first colon outside quotes (a title may hold one), else -1."""
+    return QUOTED.sub(lambda m: "_" * len(m.group(0)), request).find(":")
+
+
 def introduced_text(request: str) -> str | None:
     """Return the text after the colon that introduces it (quotes removed), or None.
 
     The colon is the first one outside quotes (a title may hold one); None: no such colon.
     """
-    masked = QUOTED.sub(lambda m: "_" * len(m.group(0)), request)
-    colon = masked.find(":")
+    colon = _introducing_colon(request)
     if colon < 0:
         return None
     return request[colon + 1 :].strip().strip(QUOTES).strip()
@@ -95,8 +99,7 @@ def named_by_quote(request: str) -> str | None:
     ``Ingest this note titled 'Plate tectonics': ...`` names 'Plate tectonics'; quotes inside
     the introduced text are its own; none or several quoted phrases name nothing.
     """
-    masked = QUOTED.sub(lambda m: "_" * len(m.group(0)), request)
-    colon = masked.find(":")
+    colon = _introducing_colon(request)
     phrases = quoted(request[:colon] if colon >= 0 else request)
     return phrases[0] if len(phrases) == 1 and phrases[0] else None
 
