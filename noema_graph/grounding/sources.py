@@ -112,8 +112,10 @@ def tool_results(trace: Sequence[ReasoningStep], tool: str) -> list[tuple[Any, A
     for step in trace:
         if step.kind != "tool" or step.status != "ok" or step.action is None:
             continue
+        if step.action.tool != tool:
+            continue
         data = result_data(step.action.output)
-        if step.action.tool == tool and not (isinstance(data, Mapping) and data.get("dry_run")):
+        if not (isinstance(data, Mapping) and data.get("dry_run")):
             found.append((step.action.input, data))
     return found
 
