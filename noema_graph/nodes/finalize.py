@@ -237,6 +237,9 @@ def stopped_result(state: AgentState, reason: StopReason) -> str:
     reading = state.get("reading")
     if reason == "refused" and reading is not None and reading.refusal is not None:
         return reading.refusal.message
+    hook = state.get("hook_error")
+    if reason == "forbidden" and hook is not None:  # written for the learner
+        return hook.message
     partial = partial_result(state.get("plan"))
     trace = state.get("trace") or []
     if reason == "loop_detected" and (failure := domain_failure(trace)) is not None:

@@ -107,11 +107,21 @@ def run_hooks(
 
 
 def failed_output(output: Mapping[str, object], failure: HookFailure) -> dict[str, Any]:
-    """Return ``output`` turned into a failed contract (the result is dropped)."""
+    """Return ``output`` turned into a failed contract.
+
+    The result is dropped, except for a ``forbidden`` refusal: its message is written for
+    the learner ("You can only see your own data."), so it is both the answer and
+    ``error.message``, as the request reader's refusals are.
+    """
     contract = AgentOutput.model_validate(output)
+    forbidden = failure.code == "forbidden"
     error = AgentError(
         code=failure.code,
-        message=f"{failure.stage} hook of {failure.node!r} failed: {failure.message}",
+        message=(
+            failure.message
+            if forbidden
+            else f"{failure.stage} hook of {failure.node!r} failed: {failure.message}"
+        ),
         details=failure.model_dump(mode="json"),
         recoverable=failure.code == "hook_veto",
     )
@@ -119,7 +129,7 @@ def failed_output(output: Mapping[str, object], failure: HookFailure) -> dict[st
     failed = contract.model_copy(
         update={
             "success": False,
-            "result": None,
+            "result": failure.message if forbidden else None,
             "validated": None,
             "error": error,
             "outcome": outcome,

@@ -284,6 +284,11 @@ def build_output(
     elif refusal is not None:
         details = {"candidates": list(refusal.candidates)} if refusal.candidates else None
         error = AgentError(code=refusal.code, message=refusal.message, details=details)
+    elif reason == "forbidden" and (hook := state.get("hook_error")) is not None:
+        # the refusal is written for the learner: it is the message, as a reader's is
+        error = AgentError(
+            code=reason, message=hook.message, details=_details(state, reason), recoverable=False
+        )
     elif reason is not None:
         error = AgentError(
             code=reason,

@@ -186,9 +186,11 @@ def test_a_request_naming_another_learner_is_forbidden(
     context = RunContext(user_id=user) if user is not None else None
     state, _ = _run(model, demo.path, request_text, context=context)
     output = state["output"]
-    assert output["success"] is False and not output["result"]
+    assert output["success"] is False
     assert output["error"]["code"] == "forbidden"
-    assert output["error"]["message"] == "You can only see your own data."
+    # the learner reads the refusal, and nothing of the other learner's data
+    assert output["error"]["message"].endswith("You can only see your own data.")
+    assert output["result"] == output["error"]["message"]
     assert _tool_steps(state) == [] and model.prompts == []
     assert _due(demo.path, BEN.id)[2] == before
 

@@ -103,6 +103,9 @@ def test_agents_over_shared_data_refuse_a_request_for_another_learner(
     model = scripted()  # strict and empty: neither the model nor a tool is called
     state = run_agent_graph(agent, model, demo.path, request_text, learner=ADA)
     assert state["output"]["error"]["code"] == "forbidden"
+    # the learner reads the refusal itself, as the answer and as error.message
+    assert "You can only see your own data." in state["output"]["result"]
+    assert state["output"]["error"]["message"] == state["output"]["result"]
     assert model.prompts == []
     with sqlite3.connect(demo.path) as conn:
         assert conn.execute(SHARED).fetchone() == before
