@@ -7,8 +7,15 @@ import json
 from noema_graph.agents import schemas
 from noema_graph.grounding.checks import AnswerData, checked_answer
 from noema_graph.grounding.secrets import mask
-from noema_graph.grounding.unseen import Evidence, is_mask, seen_sentences, unseen_words
+from noema_graph.grounding.unseen import (
+    Evidence,
+    is_mask,
+    seen_sentences,
+    trace_results,
+    unseen_words,
+)
 from noema_graph.state.models import ReasoningStep, ToolAction
+from noema_graph.tools.results import SUBAGENT_OUTPUT
 
 RESULT = json.dumps({"status": "success", "data": {"front": "Capital of Morocco?", "lapses": 187}})
 EVIDENCE = Evidence([RESULT], "Make cards about Morocco.")
@@ -65,3 +72,12 @@ def test_the_answer_check_drops_only_the_sentences_no_tool_gave() -> None:
     emptied, _ = checked_answer({**answer, "summary": "Also Jupiter in 2023."}, _data(), _trace())
     assert emptied["summary"] == "deck id 2."
     assert emptied["card_ids"] == [1]  # list fields are the choices' business
+
+
+def test_a_subagents_tool_results_are_evidence_too() -> None:
+    child = {"reasoning": {"steps": [{"observation": '{"data": {"name": "Jupiter"}}'}]}}
+    action = ToolAction(tool="consult", input={}, output={SUBAGENT_OUTPUT: child})
+    trace = [ReasoningStep(kind="tool", status="ok", action=action, observation="done")]
+    evidence = Evidence(trace_results(trace), "Consult the other agent.")
+    assert seen_sentences("It names Jupiter.", evidence) == ("It names Jupiter.", [])
+    assert seen_sentences("It names Saturn.", evidence) == ("", ["Saturn"])
