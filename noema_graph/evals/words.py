@@ -16,6 +16,13 @@ In each text field of the answer (strings at any depth; numbers and booleans are
   no tool result does, as a phrase or word for word (every word of four letters or more: an
   opening filled from the result, "You are well calibrated", is the result's).
 
+Numbers and names are judged by :mod:`noema_graph.grounding.unseen`, the definition the
+answer check uses at run time (it drops such a sentence of a free-text field before the answer
+is returned); a masked secret (``M_____``) is no name. Not graded as words: a final message
+the framework wrote (:func:`framework_written`: a refusal of the request reader, a forbidden
+request, a domain error that stopped the run), and the marker of a cut text
+(``... [truncated 570 chars]``).
+
 What it cannot see: a false sentence built only of grounded words ("retention rose" when it
 fell), a grounded number attached to the wrong thing (the lapses given as the retention),
 a wrong inference in lower-case prose (``you study on weekends``), an invented
@@ -34,14 +41,23 @@ from collections.abc import Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.evals.scorers import parsed
+from noema_graph.grounding.unseen import (
+    SENTENCE_BREAK,
+    Evidence,
+    fold,
+    unseen_names,
+    unseen_numbers,
+)
+from noema_graph.nodes.common import TRUNCATED
 from noema_graph.trajectory.schema import Trajectory
 
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s*%|\s+percent)?(?![\w])")
-_WORD = re.compile(r"(?<!\w)[^\W\d_][\w'-]*")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
-_OPENERS = re.compile(r"(?:^|[.!?:;\"(\[]\s*|\n\s*)$")
+_CUT = re.compile(re.escape(TRUNCATED) + r" \d+ chars\]")
 ENTRY_WORD = 4
 """List-entry words shorter than this are not looked up (articles, prepositions)."""
+FRAMEWORK_STOPS = frozenset({"refused", "forbidden"})
+"""Stop reasons whose final message the framework writes (the request reader's refusal)."""
+DOMAIN_STOP = "loop_detected"
+"""The stop whose message is a tool's domain error when ``metadata.error`` names another code."""
 
 
 class Ungrounded(BaseModel):
@@ -69,11 +85,6 @@ def text_fields(output: object, path: str = "") -> Iterator[tuple[str, str, bool
                 yield where, text, isinstance(inner, str)
 
 
-def fold(text: str) -> str:
-    """Return ``text`` case-folded with runs of non-word characters made one space."""
-    return " " + " ".join(re.sub(r"[^\w%]+", " ", text.casefold()).split()) + " "
-
-
 def tool_results(trajectory: Trajectory) -> list[str]:
     """Return the text of every tool result of the run, and the records a refusal read.
 
@@ -89,51 +100,18 @@ def tool_results(trajectory: Trajectory) -> list[str]:
     ]
 
 
-class Evidence:
-    """The words and numbers of the tool results and the request, indexed for lookups."""
+def framework_written(trajectory: Trajectory) -> bool:
+    """Return whether the run's final message is the framework's, not the model's words.
 
-    def __init__(self, results: Sequence[str], request: str) -> None:
-        """Index ``results`` and ``request``."""
-        self.results = fold(" ".join(results))
-        self.text = self.results + fold(request)
-        self.words = set(self.text.split())
-        self.result_words = set(self.results.split())
-        raw = " ".join([*results, request])
-        # unsigned, as the answer's numbers are read: "2026-11-27" holds 11, not -11
-        self.numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", raw)]
-
-    def holds(self, phrase: str, *, results_only: bool = False) -> bool:
-        """Return whether the evidence holds ``phrase`` as whole words."""
-        folded = fold(phrase)
-        return folded.strip() != "" and folded in (self.results if results_only else self.text)
-
-    def has_number(self, text: str, decimals: int, percent: bool) -> bool:
-        """Return whether a number of the evidence gives ``text`` (see the module)."""
-        value = float(text)
-        for known in self.numbers:
-            if round(known, decimals) == value:
-                return True
-            scaled = known * 100
-            if (percent or abs(known) <= 1) and round(scaled, decimals) == value:
-                return True
+    Read from the run's metadata, never from the wording: an unsuccessful run stopped by a
+    refusal of the framework (:data:`FRAMEWORK_STOPS`), or by a tool's domain error (its
+    ``error`` code is the domain's, not the loop guard's: "There is no card 250.").
+    """
+    meta = trajectory.metadata
+    if meta.get("success") is not False:
         return False
-
-
-def _numbers(text: str, evidence: Evidence) -> Iterator[str]:
-    for match in _NUMBER.finditer(text):
-        number, percent = match.group(1), bool(match.group(2))
-        decimals = len(number.split(".")[1]) if "." in number else 0
-        if not evidence.has_number(number, decimals, percent):
-            yield match.group(0).strip()
-
-
-def _names(text: str, evidence: Evidence) -> Iterator[str]:
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        if not word[0].isupper() or len(word) < 2 or _OPENERS.search(text[: match.start()]):
-            continue
-        if not all(token in evidence.words for token in fold(word).split()):
-            yield word
+    reason, code = meta.get("stop_reason"), meta.get("error")
+    return reason in FRAMEWORK_STOPS or (reason == DOMAIN_STOP and code not in (None, reason))
 
 
 def _entry_grounded(entry: str, evidence: Evidence) -> bool:
@@ -160,7 +138,7 @@ def example_phrases(answers: Sequence[str]) -> list[str]:
     phrases: set[str] = set()
     for answer in answers:
         for _, text, _ in text_fields(answer):
-            for raw in [text, *_SENTENCE.split(text)]:
+            for raw in [text, *SENTENCE_BREAK.split(text)]:
                 piece = raw.strip(" .!?;:")
                 words = piece.split()
                 if len(words) >= 2 or (len(words) == 1 and piece[:1].isupper() and len(piece) > 3):
@@ -179,14 +157,21 @@ def ungrounded_words(
             (see :func:`example_phrases`).
         request: The request; default the trajectory's input.
     """
+    if framework_written(trajectory):
+        return []
     evidence = Evidence(tool_results(trajectory), trajectory.input if request is None else request)
     found: list[Ungrounded] = []
-    for field, text, in_list in text_fields(trajectory.final_output):
-        found += [Ungrounded(kind="number", field=field, text=n) for n in _numbers(text, evidence)]
+    for field, raw, in_list in text_fields(trajectory.final_output):
+        text = _CUT.sub(" ", raw)
+        found += [
+            Ungrounded(kind="number", field=field, text=n) for n in unseen_numbers(text, evidence)
+        ]
         if in_list and not _entry_grounded(text, evidence):
             found.append(Ungrounded(kind="entry", field=field, text=text))
         if not in_list:  # a list entry is judged whole, its capitals included
-            found += [Ungrounded(kind="name", field=field, text=w) for w in _names(text, evidence)]
+            found += [
+                Ungrounded(kind="name", field=field, text=w) for w in unseen_names(text, evidence)
+            ]
         folded = fold(text)
         found += [
             Ungrounded(kind="example", field=field, text=phrase)

@@ -8,7 +8,11 @@
    model wrote that holds a word or figure only a worked example states is replaced by
    :func:`data_sentence` (the figures the tools gave), or left empty, and so is one that
    only repeats the field's description (a small model copies the schema's words);
-3. :func:`~noema_graph.grounding.secrets.unleaked`: every text, a plain-text answer too,
+3. :func:`~noema_graph.grounding.unseen.without_unseen_sentences`: a sentence of such a
+   field that holds a name or number no tool result nor the request gave is dropped (the
+   definition the evaluation's words check uses); a field left without a sentence gets
+   :func:`data_sentence`, or is left empty;
+4. :func:`~noema_graph.grounding.secrets.unleaked`: every text, a plain-text answer too,
    has the declared secrets masked.
 
 Each change is returned as a note, which ``finalize`` keeps in the trace.
@@ -28,6 +32,7 @@ from noema_graph.grounding.answers import max_length
 from noema_graph.grounding.choices import kept_choices
 from noema_graph.grounding.examples import example_words, without_example_words
 from noema_graph.grounding.secrets import masked, unleaked
+from noema_graph.grounding.unseen import Evidence, trace_results, without_unseen_sentences
 from noema_graph.grounding.words import fold
 from noema_graph.state.models import ReasoningStep
 
@@ -47,6 +52,8 @@ class AnswerData:
         examples: The worked examples' text (the instructions from their heading on).
         allowed: Texts whose words an answer may use: the request, the instructions
             outside the examples; the tool results are added from the trace.
+        request: The request; with the tool results, the evidence a name or number of a
+            free-text field needs (:mod:`~noema_graph.grounding.unseen`).
     """
 
     schema: type[BaseModel] | None
@@ -56,6 +63,7 @@ class AnswerData:
     secrets: Sequence[str]
     examples: str
     allowed: Sequence[str]
+    request: str = ""
 
 
 def _free_text(data: AnswerData) -> list[str]:
@@ -126,11 +134,14 @@ def checked_answer(
             words = example_words(data.examples, [*data.allowed, *tool_texts(trace)])
             answer, cleared = without_example_words(answer, fields, words)
         cleared += _described(answer, data.schema, fields)
-        for note in cleared:
-            name = note.split(":", 1)[0]
+        empty = [note.split(":", 1)[0] for note in cleared]
+        answer.update(dict.fromkeys(empty, ""))
+        evidence = Evidence(trace_results(trace), data.request)
+        answer, dropped, emptied = without_unseen_sentences(answer, fields, evidence)
+        for name in dict.fromkeys([*empty, *emptied]):
             field = data.schema.model_fields[name] if data.schema else None
             answer[name] = data_sentence(data.filled, max_length(field) if field else None)
-        notes += cleared
+        notes += cleared + dropped
     answer, found = unleaked(answer, data.secrets)
     notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in found]
     return answer, [masked(note, data.secrets) for note in notes]  # the trace is shown too

@@ -417,6 +417,7 @@ def answer_data(state: AgentState, deps: AgentDeps) -> AnswerData:
         secrets=secrets,
         examples=examples if heading else "",
         allowed=allowed,
+        request=request,
     )
 
 

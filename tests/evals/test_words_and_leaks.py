@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from noema_graph.evals.leaks import answer_leaks
-from noema_graph.evals.words import example_phrases, ungrounded_words
+from noema_graph.evals.words import example_phrases, tool_results, ungrounded_words
+from noema_graph.grounding.unseen import Evidence, seen_sentences, unseen_words
+from noema_graph.nodes.common import TRUNCATED
 from noema_graph.trajectory.schema import StepAction, Trajectory, TrajectoryStep
 
 SECRET = {"get_card": ("back",)}
@@ -110,3 +112,51 @@ def test_a_refusals_candidates_from_the_store_are_data_and_nothing_else_is() -> 
     assert _found(refused) == set()
     unread = Trajectory(input="Move card 5 into Astronomy.", final_output=message)
     assert ("name", "Chemistry") in _found(unread)
+
+
+CARD = ("get_card", {"front": "Capital of Morocco?", "back": "Rabat", "lapses": 187})
+TEXTS = (
+    "The cards cover Morocco. They name Jupiter. You lapsed 187 times, not 40.",
+    "Rabat in 2023, 86% of Europe.",
+    "The capital of Morocco is R____; see Mars.",
+)
+
+
+def test_the_grader_and_the_answer_check_share_one_definition() -> None:
+    for text in TEXTS:
+        run = _run({"summary": text}, CARD, request="Make cards about Morocco.")
+        graded = [(w.kind, w.text) for w in ungrounded_words(run)]
+        evidence = Evidence(tool_results(run), run.input)
+        assert graded == unseen_words(text, evidence), text
+        # what the answer check keeps, the grader passes
+        kept, dropped = seen_sentences(text, evidence)
+        assert bool(dropped) == bool(graded)
+        assert ungrounded_words(_run({"summary": kept}, CARD, request=run.input)) == []
+
+
+def _refused(answer: str, **metadata: Any) -> Trajectory:
+    run = _run(answer, request="Link Halogens to Zinc.")
+    return run.model_copy(update={"metadata": {"success": False, **metadata}})
+
+
+def test_masks_and_the_frameworks_own_messages_are_no_words_of_the_model() -> None:
+    # a masked secret is a mask; a name the model invented in the same answer still counts
+    tutor = _run({"hint": "The capital of Morocco is R____, near Jupiter."}, CARD)
+    assert _found(tutor) == {("name", "Jupiter")}
+    # the request reader's refusal: the framework wrote it (known by the stop reason)
+    message = "link_concepts needs 2 concepts; the request names 1 the store holds."
+    assert _found(_refused(message, stop_reason="refused", error="not_found")) == set()
+    # a tool's domain error that stopped the run: its message is the tool's
+    assert _found(_refused(message, stop_reason="loop_detected", error="not_found")) == set()
+    # the loop guard itself, or an answer the model wrote, is graded as words
+    assert _found(_refused(message, stop_reason="loop_detected", error="loop_detected")) == {
+        ("number", "2"),
+        ("number", "1"),
+    }
+    assert _found(_refused(message, stop_reason=None)) == {("number", "2"), ("number", "1")}
+
+
+def test_a_truncation_marker_is_no_number_but_a_number_beside_it_is() -> None:
+    cut = f'{{"lapses": 187, "names": "Morocco{TRUNCATED} 570 chars]'
+    assert _found(_run(cut, CARD)) == set()
+    assert _found(_run(f"{cut} and 571", CARD)) == {("number", "571")}
