@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
 
@@ -21,20 +20,6 @@ def as_utc(moment: datetime) -> datetime:
 def to_db(moment: datetime) -> str:
     """Format ``moment`` as the store's sortable UTC text."""
     return as_utc(moment).isoformat(timespec="seconds")
-
-
-_second: list[tuple[int, str]] = [(-1, "")]
-
-
-def now_db() -> str:
-    """Return ``to_db(utc_now())``, formatted once a second (the journal's hot path)."""
-    second = int(time.time())
-    cached = _second[0]
-    if cached[0] == second:
-        return cached[1]
-    text = to_db(datetime.fromtimestamp(second, UTC))
-    _second[0] = (second, text)
-    return text
 
 
 def from_db(text: str) -> datetime:

@@ -45,7 +45,7 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict
 
 from noema_graph.errors import NoemaError
-from noema_graph.noema.clock import now_db
+from noema_graph.noema.clock import to_db, utc_now
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.journal_schema import (
     CALL_TABLE,
@@ -181,7 +181,7 @@ def _insert_set(change: ChangeContext) -> Op[int]:
             change.checkpoint_id,
             int(change.dry_run),
             change.reverts,
-            now_db(),
+            to_db(utc_now()),
         ),
     )
     return set_id
@@ -226,11 +226,6 @@ _CALL_POSTGRES = (
     " ?::integer, ?::text, ?::integer, ?::text, ?::text{where} RETURNING id)"
     f" INSERT INTO {CONTEXT_TABLE} (set_id) SELECT id FROM s"
 )
-_OPENS = {
-    True: (_CALL + _UNDONE, _CALL_POSTGRES.format(where=_UNDONE)),
-    False: (_CALL, _CALL_POSTGRES.format(where="")),
-}
-"""The statement opening a call's set, SQLite's and PostgreSQL's, with the undo check or not."""
 _END_CALL = f"DELETE FROM {CALL_TABLE}"
 _END_CALL_POSTGRES = (
     f"WITH c AS (DELETE FROM {CONTEXT_TABLE} RETURNING set_id) DELETE FROM {SETS_TABLE}"
@@ -265,12 +260,14 @@ def _open_call(change: ChangeContext, *, unless_undone: bool) -> Op[bool]:
         change.checkpoint_id,
         int(change.dry_run),
         change.reverts,
-        now_db(),
+        to_db(utc_now()),
     ]
+    where = _UNDONE if unless_undone else ""
     if unless_undone:
         params.append(change.thread_id)
-    sqlite, postgres = _OPENS[unless_undone]
-    opened = yield from execute(sqlite, params, postgres=postgres)
+    opened = yield from execute(
+        _CALL + where, params, postgres=_CALL_POSTGRES.format(where=where)
+    )
     return opened.rowcount == 1
 
 
