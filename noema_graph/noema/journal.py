@@ -47,15 +47,7 @@ from pydantic import BaseModel, ConfigDict
 from noema_graph.errors import NoemaError
 from noema_graph.noema.clock import to_db, utc_now
 from noema_graph.noema.errors import ToolInputError
-from noema_graph.noema.journal_schema import (
-    CALL_TABLE,
-    CONTEXT_TABLE,
-    JOURNAL_TABLE,
-    JOURNALED,
-    SET_COLUMNS,
-    SETS_TABLE,
-    SQLITE_SESSION,
-)
+from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED, SETS_TABLE
 from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one, insert
 
 T = TypeVar("T")
@@ -188,6 +180,10 @@ def _insert_set(change: ChangeContext) -> Op[int]:
 
 
 _OPEN = f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)"
+_OPEN_UNLESS_UNDONE = (
+    f"INSERT INTO {CONTEXT_TABLE} (set_id) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM"
+    f" {SETS_TABLE} WHERE thread_id = ? AND undone_by IS NOT NULL AND dry_run = 0)"
+)
 
 
 def _open_set(change: ChangeContext) -> Op[int]:
@@ -216,75 +212,17 @@ def _close_set(set_id: int) -> Op[None]:
     )
 
 
-_UNDONE = (
-    f" WHERE NOT EXISTS (SELECT 1 FROM {SETS_TABLE} WHERE thread_id = ? AND undone_by IS NOT NULL"
-    " AND dry_run = 0)"
-)
-_CALL = f"INSERT INTO {CALL_TABLE} ({SET_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?"
-_CALL_POSTGRES = (
-    f"WITH s AS (INSERT INTO {SETS_TABLE} ({SET_COLUMNS}) SELECT ?::text, ?::text, ?::text,"
-    " ?::integer, ?::text, ?::integer, ?::text, ?::text{where} RETURNING id)"
-    f" INSERT INTO {CONTEXT_TABLE} (set_id) SELECT id FROM s"
-)
-_END_CALL = f"DELETE FROM {CALL_TABLE}"
-_END_CALL_POSTGRES = (
-    f"WITH c AS (DELETE FROM {CONTEXT_TABLE} RETURNING set_id) DELETE FROM {SETS_TABLE}"
-    f" WHERE id IN (SELECT set_id FROM c) AND NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE} j"
-    f" WHERE j.set_id = {SETS_TABLE}.id AND (j.action <> 'update' OR j.before <> j.after))"
-)
-_OPEN_SET = f"(SELECT set_id FROM {CONTEXT_TABLE})"
-
-
-SESSION = "journal"
-"""The name a SQLite connection lists in ``prepared`` once it has :data:`SQLITE_SESSION`."""
-
-
-def start_session() -> Op[None]:
-    """Create a SQLite connection's TEMP objects for journaled calls (idempotent)."""
-    for statement in SQLITE_SESSION:
-        yield from execute(statement)
-
-
-def _open_call(change: ChangeContext, *, unless_undone: bool) -> Op[bool]:
-    """Open the change set of ``change`` in one statement; False: the thread was undone.
-
-    SQLite: an INSERT into the connection's TEMP :data:`CALL_TABLE`, whose trigger writes
-    the set and ``journal_context`` (:data:`SQLITE_SESSION`); PostgreSQL: one statement
-    writing both.
-    """
-    params: list[object] = [
-        change.thread_id,
-        change.call_id,
-        change.tool,
-        change.step,
-        change.checkpoint_id,
-        int(change.dry_run),
-        change.reverts,
-        to_db(utc_now()),
-    ]
-    where = _UNDONE if unless_undone else ""
-    if unless_undone:
-        params.append(change.thread_id)
-    opened = yield from execute(
-        _CALL + where, params, postgres=_CALL_POSTGRES.format(where=where)
-    )
-    return opened.rowcount == 1
-
-
 def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
     """Run ``op`` with its writes journaled under ``change``, in the same transaction.
-
-    Two statements more than ``op`` alone: one opens the change set (checking that no
-    undo of the thread is in effect), one closes it (:func:`_open_call`); on SQLite they
-    need the connection's TEMP objects (:data:`SQLITE_SESSION`, which the stores create).
 
     Raises:
         ThreadUndone: An undo of ``change.thread_id`` is in effect (nothing runs).
         WouldChange: ``change.dry_run``: after ``op`` ran; the caller's transaction rolls
             back and :func:`record_dry_run` stores the rows.
     """
-    opened = yield from _open_call(change, unless_undone=True)
-    if not opened:  # a change of the thread was reverted: is that undo in effect?
+    set_id = yield from _insert_set(change)
+    opened = yield from execute(_OPEN_UNLESS_UNDONE, (set_id, change.thread_id))
+    if opened.rowcount != 1:  # a change of the thread was reverted: is that undo in effect?
         undo_id = yield from undo_in_effect(change.thread_id)
         if undo_id is not None:
             raise ThreadUndone(
@@ -294,12 +232,12 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
                 fix=f"ask the learner: start a new thread, or take the undo back with "
                 f"`noema-graph undo {undo_id}`",
             )
-        yield from _open_call(change, unless_undone=False)
+        yield from execute(_OPEN, (set_id,))
     result = yield from op
     if change.dry_run:
-        rows = yield from fetch_all(_SELECT + f" WHERE j.set_id = {_OPEN_SET} ORDER BY j.id")
+        rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
         raise WouldChange(result, [dict(row) for row in rows])
-    yield from execute(_END_CALL, postgres=_END_CALL_POSTGRES)
+    yield from _close_set(set_id)
     return result
 
 

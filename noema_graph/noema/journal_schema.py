@@ -196,34 +196,6 @@ JOURNAL_SQLITE: tuple[str, ...] = (
 )
 """Migration 3 on SQLite: the journal, its change sets and context, three triggers a table."""
 
-CALL_TABLE = "noema_journal_call"
-"""A TEMP table of each SQLite connection: the tool call being journaled, while it runs."""
-
-SET_COLUMNS = "thread_id, call_id, tool, step, checkpoint_id, dry_run, reverts, created_at"
-"""The columns of a change set that a journaled call names (the rest come later)."""
-
-SQLITE_SESSION: tuple[str, ...] = (
-    f"""CREATE TEMP TABLE IF NOT EXISTS {CALL_TABLE} (
-        thread_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, step INTEGER,
-        checkpoint_id TEXT, dry_run INTEGER NOT NULL, reverts TEXT, created_at TEXT NOT NULL
-    )""",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS {CALL_TABLE}_open AFTER INSERT ON {CALL_TABLE} BEGIN"
-    f" INSERT INTO {SETS_TABLE} ({SET_COLUMNS}) VALUES (NEW.thread_id, NEW.call_id, NEW.tool,"
-    " NEW.step, NEW.checkpoint_id, NEW.dry_run, NEW.reverts, NEW.created_at);"
-    f" INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (last_insert_rowid()); END",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS {CALL_TABLE}_close AFTER DELETE ON {CALL_TABLE} BEGIN"
-    f" DELETE FROM {SETS_TABLE} WHERE id IN (SELECT set_id FROM {CONTEXT_TABLE}) AND NOT EXISTS"
-    f" (SELECT 1 FROM {JOURNAL_TABLE} j WHERE j.set_id = {SETS_TABLE}.id"
-    " AND (j.action <> 'update' OR j.before <> j.after));"
-    f" DELETE FROM {CONTEXT_TABLE}; END",
-)
-"""What each SQLite connection creates once (a pooled one keeps it): a journaled call opens
-its change set with one INSERT into :data:`CALL_TABLE` and closes it with one DELETE; these
-TEMP triggers write ``change_sets`` and ``journal_context`` (both in the store, where the
-migration's triggers read the open set) and drop a set left with no real change. TEMP
-objects belong to the connection: another process or tool sees none of them, and a
-connection of a store without the journal (schema 2) never fires them."""
-
 JOURNAL_POSTGRES: tuple[str, ...] = (
     *(postgres_ddl(stmt) for stmt in _TABLES),
     _POSTGRES_FUNCTION,

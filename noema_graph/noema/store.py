@@ -23,25 +23,18 @@ from pydantic import BaseModel, ValidationError
 from noema_graph.closing import Closeable
 from noema_graph.noema.errors import ToolInputError
 from noema_graph.noema.journal import (
-    SESSION,
     Change,
     ChangeContext,
     WouldChange,
     journaled,
     record_dry_run,
     row_changes,
-    start_session,
 )
 from noema_graph.noema.journal_text import readable
 from noema_graph.noema.migrations import MigrationReport, current_version, migrate, up_to_date
 from noema_graph.noema.operations import DOMAIN_OPERATIONS, DomainOperation
 from noema_graph.noema.schema import MIGRATIONS, Migration
-from noema_graph.storage.sql.connections import (
-    AsyncSqliteConnection,
-    SqliteConnection,
-    connect_async,
-    connect_sync,
-)
+from noema_graph.storage.sql.connections import connect_async, connect_sync
 from noema_graph.storage.sql.dialect import DialectName
 from noema_graph.storage.sql.driver import AsyncConnection, Op, SyncConnection, run_async, run_sync
 
@@ -138,9 +131,6 @@ class LearningStore(Closeable):
             report = run_sync(db, up_to_date(migrations), write=False) or run_sync(
                 db, migrate(migrations, dialect=db.dialect)
             )
-            if isinstance(db, SqliteConnection) and SESSION not in db.prepared:
-                run_sync(db, start_session(), write=False)  # once: pooled, it stays
-                db.prepared.add(SESSION)
         except BaseException:
             db.close()
             raise
@@ -215,9 +205,6 @@ class AsyncLearningStore:
             report = await run_async(db, up_to_date(migrations), write=False) or await run_async(
                 db, migrate(migrations, dialect=db.dialect)
             )
-            if isinstance(db, AsyncSqliteConnection) and SESSION not in db.prepared:
-                await run_async(db, start_session(), write=False)
-                db.prepared.add(SESSION)
         except BaseException:
             await db.close()
             raise

@@ -66,8 +66,6 @@ class SqliteConnection:
     Attributes:
         raw: The ``sqlite3`` connection.
         file: The ``(device, inode)`` of the file it opened (pooled connections only).
-        prepared: What its users set up on it once (TEMP objects, which live as long as
-            the connection: a pooled one keeps them for its next borrower).
     """
 
     dialect: DialectName = "sqlite"
@@ -76,7 +74,6 @@ class SqliteConnection:
         """Wrap an open connection; prefer :func:`connect_sync`."""
         self.raw = raw
         self.file: tuple[int, int] | None = None
-        self.prepared: set[str] = set()
         self._key: tuple[int, str] | None = None  # set: kept for the next borrower
         self._lent = False  # a pooled connection between borrow and close
 
@@ -180,7 +177,6 @@ class AsyncSqliteConnection:
     def __init__(self, raw: aiosqlite.Connection) -> None:
         """Wrap an open connection; prefer :func:`connect_async`."""
         self.raw = raw
-        self.prepared: set[str] = set()
 
     @classmethod
     async def open(cls, path: Path) -> AsyncSqliteConnection:
