@@ -108,6 +108,8 @@ def main() -> None:
         for round_ in range(args.rounds):
             figure = float(timed(server, 512)["prompt_per_second"])
             own.append(figure)
+            if server.prefix_cache is not None:
+                server.prefix_cache.forget()  # the bare prompt took the slot: restore again
             for agent in agents:  # another item each round: no cache holds its request
                 item = items[agent][1 + round_ % (len(items[agent]) - 1)]
                 db = Path(tmp) / f"{agent}-{round_}.sqlite"
