@@ -161,8 +161,9 @@ def prompt_cache_folder(env: Mapping[str, str] | None = None) -> Path | None:
     """Return the folder of saved prompt prefixes, or None when ``NOEMA_PROMPT_CACHE=off``.
 
     ``NOEMA_PROMPT_CACHE`` names it; by default ``$XDG_CACHE_HOME/noema_graph/prompts``
-    (``~/.cache/...``). The folder is made on the first save; a folder that cannot be made
-    or written costs a warning line, never a run.
+    (``~/.cache/...``). The same folder keeps the vectors of the agents' example requests
+    (:mod:`noema_graph.memory.saved_vectors`). The folder is made on the first save; a
+    folder that cannot be made or written costs a warning line, never a run.
     """
     env = os.environ if env is None else env
     text = env.get(PROMPT_CACHE_ENV, "").strip()
