@@ -54,6 +54,15 @@ def _prompt_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread() -> Iterator[None]:
+    """Run the embedded model on one thread, whatever the load: its answers (which the tests
+    read) can differ with the thread count, and the default depends on the load at start."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NOEMA_LOCAL_THREADS", "1")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Block every non-loopback connection, real provider keys and a database URL."""

@@ -24,7 +24,9 @@ from langchain_core.embeddings import Embeddings
 
 from noema_graph.errors import ConfigurationError
 from noema_graph.grounding.words import QUOTED
-from noema_graph.memory.embedders import cosine, default_embedder
+from noema_graph.memory.embedders import cosine, default_embedder, embedder_identity
+from noema_graph.memory.saved_vectors import saved_vectors
+from noema_graph.models.local import prompt_cache_folder
 
 EXAMPLES = Path(__file__).with_name("intents.toml")
 QUESTION = "question"
@@ -118,17 +120,35 @@ class NearestExamples:
     its quoted text left out (:func:`asking_part`).
     """
 
-    def __init__(self, labels: Mapping[str, Sequence[str]], embedder: Embeddings) -> None:
-        """Keep the labelled examples; they are embedded on the first decision."""
+    def __init__(
+        self,
+        labels: Mapping[str, Sequence[str]],
+        embedder: Embeddings,
+        *,
+        folder: Path | None = None,
+    ) -> None:
+        """Keep the labelled examples; they are embedded on the first decision.
+
+        ``folder`` keeps their vectors from one process to the next
+        (:mod:`noema_graph.memory.saved_vectors`); None embeds them in every process.
+        """
         self.labels = {k: list(v) for k, v in labels.items() if v}
         self.embedder = embedder
+        self.folder = folder
         self._vectors: dict[str, list[list[float]]] | None = None
 
     def _examples(self) -> dict[str, list[list[float]]]:
         if self._vectors is None:
+            texts = list(dict.fromkeys(e for items in self.labels.values() for e in items))
+            embedded = saved_vectors(
+                lambda text: _embedded(self.embedder, text),
+                embedder_identity(self.embedder),
+                texts,
+                self.folder,
+            )
+            vector_of = dict(zip(texts, embedded, strict=True))
             self._vectors = {
-                label: [_embedded(self.embedder, e) for e in items]
-                for label, items in self.labels.items()
+                label: [vector_of[e] for e in items] for label, items in self.labels.items()
             }
         return self._vectors
 
@@ -194,4 +214,4 @@ def classifier_for(agent: str) -> IntentClassifier | None:
     examples = read_examples()
     if embedder is None or agent not in examples:
         return None
-    return IntentClassifier(labelled(agent, examples), embedder)
+    return IntentClassifier(labelled(agent, examples), embedder, folder=prompt_cache_folder())

