@@ -12,17 +12,13 @@ blocking the event loop), and stops at interpreter exit. A named file's window i
 training context (``<arch>.context_length`` in its metadata, :mod:`noema_graph.models.gguf`)
 capped at :data:`MAX_N_CTX`, and its name is ``general.name`` or the file's stem.
 
-Threads: the default (:func:`default_threads`, :func:`choose_threads`) is every CPU this
-process may run on (``os.sched_getaffinity``, which a container or ``taskset`` narrows;
-``os.cpu_count`` does not see that) when the machine is idle at the server's start (one-minute
-load average below :data:`IDLE_LOAD`), else those CPUs less one; at most
-:data:`MAX_DEFAULT_THREADS`. ``NOEMA_LOCAL_THREADS`` sets it. llama.cpp's workers spin while
-they wait for each other, so on a machine others keep busy fewer threads are much faster: on a
-shared 2-core machine 1 thread gave 15-91 tokens/s, 2 threads 3-10 whenever anything else ran,
-and 323 prompt tokens/s against 173 on an idle one (``bench/bench_threads.py``,
-``bench/threads_results.md``, ``bench/bench_settings.py``). The thread count is not part of a
-saved prefix's key: it does not shape the KV state, so a prefix saved under one count serves
-the others.
+Threads: the default (:func:`default_threads`) is the CPUs this process may run on
+(``os.sched_getaffinity``, which a container or ``taskset`` narrows; ``os.cpu_count`` does not
+see that), at most :data:`MAX_DEFAULT_THREADS`; ``NOEMA_LOCAL_THREADS`` sets it. llama.cpp's
+workers spin while they wait for each other, so on a machine others keep busy fewer threads
+are much faster: on a shared 2-core machine 1 thread gave 15-91 tokens/s, 2 threads 120 at
+best and 3-10 whenever anything else ran (``bench/bench_threads.py``,
+``bench/threads_results.md``); set ``NOEMA_LOCAL_THREADS=1`` there.
 
 Saved prompt prefixes: each agent's stable prefix is processed once and its KV state kept
 in :func:`prompt_cache_folder` (``NOEMA_PROMPT_CACHE``; ``off`` disables it), restored into
@@ -92,46 +88,21 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-IDLE_LOAD = 0.5
-"""One-minute load average below which the machine counts as idle (nothing else runs)."""
-
-
-def choose_threads(cpus: int, load: float | None) -> int:
-    """Return the thread count for ``cpus`` available CPUs and the machine's ``load``.
-
-    All the CPUs when the machine is idle (``load``, the one-minute load average, below
-    :data:`IDLE_LOAD`), else the CPUs less one; at least 1, at most
-    :data:`MAX_DEFAULT_THREADS`. ``load`` None (unknown) counts as busy.
-
-    Measured on a 2-core machine (``bench/bench_settings.py``, idle): 2 threads processed
-    323 prompt tokens/s against 173 for 1 thread (generation 85 against 60). But llama.cpp's
-    threads spin-wait for each other, so a thread another process deschedules stalls the
-    rest: with anything else running, 2 threads fell to 3-10 tokens/s while 1 kept 15-91
-    (``bench/threads_results.md``). So every CPU only when nothing else runs, and one left
-    to everything else otherwise.
-    """
-    spare = cpus if load is not None and load < IDLE_LOAD else cpus - 1
-    return max(1, min(spare, MAX_DEFAULT_THREADS))
-
-
-def load_average() -> float | None:
-    """Return the one-minute load average, or None where the platform has none."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows, or the value is unobtainable
-        return None
-
-
 def default_threads() -> int:
-    """Return the default thread count: :func:`choose_threads` of this process and machine."""
-    return choose_threads(available_cpus(), load_average())
+    """Return the default thread count: the available CPUs less one (at least 1, at most the cap).
+
+    llama.cpp's threads spin-wait for each other, so a thread that another process (or this
+    process's own Python work) deschedules stalls the rest: on a shared 2-core machine 2
+    threads fell to 3-10 tokens/s whenever anything else ran, 1 thread kept 15-91
+    (``bench/threads_results.md``). One CPU is left to everything else.
+    """
+    return max(1, min(available_cpus() - 1, MAX_DEFAULT_THREADS))
 
 
 def local_threads(env: Mapping[str, str] | None = None) -> int:
     """Return the local server's thread count: ``NOEMA_LOCAL_THREADS``, else the default.
 
-    The default is :func:`default_threads` (every available CPU on an idle machine, else
-    the CPUs less one; capped).
+    The default is :func:`default_threads` (the available CPUs less one, capped).
 
     Args:
         env: Environment to read; defaults to ``os.environ``.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 
 import pytest
 
@@ -14,83 +13,26 @@ from noema_graph.models.local import (
     MAX_DEFAULT_THREADS,
     THREADS_ENV,
     LocalModelServer,
-    choose_threads,
     default_threads,
     local_threads,
     shared_local_server,
 )
 
 
-def _affinity(*cpus: int) -> Callable[[int], set[int]]:
-    """Return a stand-in of ``os.sched_getaffinity`` that reports ``cpus``."""
-    return lambda pid: set(cpus)
-
-
-@pytest.mark.parametrize(
-    ("cpus", "load", "threads"),
-    [
-        (2, 0.0, 2),  # idle: every CPU
-        (2, 0.49, 2),
-        (2, 0.5, 1),  # anything else running: one CPU left to it
-        (2, 6.3, 1),
-        (2, None, 1),  # no load average: counted busy
-        (1, 0.0, 1),
-        (1, 3.0, 1),  # never below 1
-        (6, 0.1, 6),
-        (6, 2.0, 5),
-        (64, 0.0, MAX_DEFAULT_THREADS),
-        (64, 9.0, MAX_DEFAULT_THREADS),
-    ],
-)
-def test_choose_threads_all_cpus_when_idle_else_one_left(
-    cpus: int, load: float | None, threads: int
-) -> None:
-    assert choose_threads(cpus, load) == threads
-
-
 @pytest.mark.parametrize(("cpus", "threads"), [(1, 1), (2, 1), (6, 5), (64, MAX_DEFAULT_THREADS)])
-def test_default_on_a_busy_machine_is_the_available_cpus_less_one_capped(
+def test_default_is_the_available_cpus_less_one_capped(
     monkeypatch: pytest.MonkeyPatch, cpus: int, threads: int
 ) -> None:
-    monkeypatch.setattr(local.os, "sched_getaffinity", _affinity(*range(cpus)))
-    monkeypatch.setattr(local.os, "getloadavg", lambda: (3.0, 2.0, 1.0))
+    monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     assert default_threads() == threads
     assert local_threads({}) == threads
     assert local_threads({THREADS_ENV: "  "}) == threads  # blank means unset
     assert LocalModelServer().n_threads == threads
 
 
-def test_default_on_an_idle_machine_is_every_available_cpu(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(local.os, "sched_getaffinity", _affinity(0, 1))
-    monkeypatch.setattr(local.os, "getloadavg", lambda: (0.1, 0.3, 0.2))
-    assert default_threads() == 2
-    assert local_threads({THREADS_ENV: "1"}) == 1  # the override still wins
-
-
-def test_no_load_average_counts_as_busy(monkeypatch: pytest.MonkeyPatch) -> None:
-    def unavailable() -> tuple[float, float, float]:
-        raise OSError("no load average")
-
-    monkeypatch.setattr(local.os, "sched_getaffinity", _affinity(0, 1, 2, 3))
-    monkeypatch.setattr(local.os, "getloadavg", unavailable)
-    assert default_threads() == 3
-
-
-def test_the_thread_count_is_not_part_of_a_saved_prefix_key() -> None:
-    xllamacpp = pytest.importorskip("xllamacpp")
-    one, two = xllamacpp.CommonParams(), xllamacpp.CommonParams()
-    one.cpuparams.n_threads = one.cpuparams_batch.n_threads = 1
-    two.cpuparams.n_threads = two.cpuparams_batch.n_threads = 2
-    assert local._kv_settings(one) == local._kv_settings(two)  # pyright: ignore[reportPrivateUsage] -- the key's fields
-    two.n_batch = one.n_batch * 2
-    assert local._kv_settings(one) != local._kv_settings(two)  # pyright: ignore[reportPrivateUsage]
-
-
 def test_the_affinity_mask_wins_over_the_cpu_count(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local.os, "cpu_count", lambda: 64)
-    monkeypatch.setattr(local.os, "sched_getaffinity", _affinity(0, 1, 2))
+    monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid: {0, 1, 2})
     assert local.available_cpus() == 3
 
 
