@@ -17,11 +17,14 @@ lengths, numeric ranges (``minimum``/``maximum``/``exclusiveMinimum``/``exclusiv
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -450,9 +453,29 @@ def _rule_name(index: int) -> str:
     return f"tool{index}"
 
 
+_SCHEMAS: dict[int, tuple[weakref.ref[BaseTool], tuple[object, ...], dict[str, Any]]] = {}
+"""Argument schemas by ``id(tool)``: the tool (weakly), what the schema is made of, the schema."""
+
+
 def tool_args_schema(tool: BaseTool) -> dict[str, Any]:
-    """Return the JSON schema of ``tool``'s arguments (an object schema)."""
-    return dict(convert_to_openai_tool(tool)["function"]["parameters"])
+    """Return the JSON schema of ``tool``'s arguments (an object schema).
+
+    Converted once per tool (the tool node checks every call against it): the conversion is
+    kept while the same tool object lives with the same name, description and argument
+    schema, and each caller gets its own copy.
+    """
+    made_of = (tool.name, tool.description, tool.args_schema)
+    kept = _SCHEMAS.get(id(tool))
+    if kept is None or kept[0]() is not tool or kept[1] != made_of:
+        schema = dict(convert_to_openai_tool(tool)["function"]["parameters"])
+        kept = (weakref.ref(tool, partial(_forget, id(tool))), made_of, schema)
+        _SCHEMAS[id(tool)] = kept
+    return copy.deepcopy(kept[2])
+
+
+def _forget(key: int, _: object) -> None:
+    """Drop the schema of a tool that no longer exists (its id may be reused)."""
+    _SCHEMAS.pop(key, None)
 
 
 def react_grammar(

@@ -165,7 +165,7 @@ def _kind(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _call(item: object, seen: set[str], repairs: list[str]) -> ToolCall:
+def _call(item: object, seen: _Taken, repairs: list[str]) -> ToolCall:
     """Return one tool call with a text name, a unique text id and dict arguments."""
     if not isinstance(item, Mapping):
         repairs.append(f"a tool call that is a {type(item).__name__} became an invalid call")
@@ -211,8 +211,23 @@ def normalize_calls(
     invalid = _as_list(getattr(message, "invalid_tool_calls", None), "invalid calls", repairs)
     if invalid:
         repairs.append(f"{len(invalid)} invalid tool call(s) kept, to be answered with an error")
-    seen: set[str] = set(used)
+    seen = _Taken(used)
     return [_call(item, seen, repairs) for item in [*items, *invalid]], repairs
+
+
+class _Taken:
+    """Call ids taken: the thread's earlier ones (read, never copied) and this message's."""
+
+    __slots__ = ("new", "used")
+
+    def __init__(self, used: Collection[str]) -> None:
+        self.used, self.new = used, set[str]()
+
+    def __contains__(self, call_id: str) -> bool:
+        return call_id in self.new or call_id in self.used
+
+    def add(self, call_id: str) -> None:
+        self.new.add(call_id)
 
 
 def invalid_arguments(call: Mapping[str, object]) -> str | None:

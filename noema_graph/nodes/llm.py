@@ -22,6 +22,7 @@ import logging
 import sys
 import time
 from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from langchain_core.exceptions import OutputParserException
@@ -93,13 +94,15 @@ def usage_of(message: BaseMessage, deps: AgentDeps) -> Usage:
     )
 
 
-def used_call_ids(messages: Iterable[object]) -> set[str]:
+def used_call_ids(messages: Iterable[object]) -> AbstractSet[str]:
     """Return the tool-call ids of the AI messages among ``messages`` (the thread so far).
 
-    On a history the reducers returned, the ids are folded as it grows, not rescanned.
+    On a history the reducers returned, the ids are folded as it grows, not rescanned, and
+    the set returned is the fold's own: read it, do not change it (a copy per call would
+    cost the whole thread's ids at every step).
     """
     if isinstance(messages, Sequence):
-        return set(fold_items(messages, "call_ids", set[str], _add_call_ids, set))
+        return fold_items(messages, "call_ids", set[str], _add_call_ids, set)
     ids: set[str] = set()
     for message in messages:
         _add_call_ids(ids, message)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Container, Iterable, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -217,13 +218,13 @@ def route_before_model(
     Routes to: finalize on a limit or a finished plan, reflect when a loop or a periodic
     reflection is due, else call_model.
     """
-    if plan_complete(state) or stop_reason(state, config, context) is not None:
+    if plan_complete(state) or budget_reason(state, config, context) is not None:
         return "finalize"
-    if (
-        fix_due(state, config)
-        or loop_state(state, config) == "reflect"
-        or reflection_due(state, config)
-    ):
+    loop, fix = loop_state(state, config), fix_due(state, config)  # each read once
+    failed = last_failure(state.get("trace") or ())
+    if loop == "stop" or (failed is not None and failed.error_type == REPEATED_FAILURE and not fix):
+        return "finalize"  # stop_reason's loop_detected, without reading the trace twice
+    if fix or loop == "reflect" or reflection_due(state, config):
         return "reflect"
     return "call_model"
 
@@ -307,6 +308,12 @@ def _copy_seen(seen: Seen) -> Seen:
     )
 
 
+@lru_cache(maxsize=32)
+def _request_seen(request: str) -> Seen:
+    """Return ``seen_in(request)``, parsed once per request (read-only: copy it to change it)."""
+    return seen_in(request)
+
+
 def seen_so_far(request: str, trace: Sequence[ReasoningStep] = ()) -> Seen:
     """Return :func:`~noema_graph.grounding.seen_in` of ``request`` and ``trace``, incrementally.
 
@@ -315,7 +322,7 @@ def seen_so_far(request: str, trace: Sequence[ReasoningStep] = ()) -> Seen:
     linear in the run, not quadratic. The value returned is the caller's own.
     """
     found = fold_items(trace, "seen", Seen, _add_result, _copy_seen)
-    seen = seen_in(request)
+    seen = _copy_seen(_request_seen(request))
     for kind, names in found.names.items():
         for name in names:
             seen.add_name(kind, name)

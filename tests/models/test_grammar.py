@@ -188,3 +188,22 @@ def test_an_invalid_args_schema_raises_naming_the_tool() -> None:
     )
     with pytest.raises(ConfigurationError, match="tool 'broken' has an invalid argument schema"):
         react_grammar([query_tool, broken])
+
+
+def test_tool_args_schema_is_converted_once_per_tool_and_each_caller_gets_a_copy() -> None:
+    from noema_graph.models import grammar
+
+    tool = StructuredTool.from_function(
+        _query, name="db.query2", description="Query a table.", args_schema=QueryArgs
+    )
+    first = grammar.tool_args_schema(tool)
+    first["properties"]["table"]["type"] = "integer"  # the caller's own copy
+    second = grammar.tool_args_schema(tool)
+    assert second["properties"]["table"]["type"] == "string"
+    assert grammar._SCHEMAS[id(tool)][2] == second  # pyright: ignore[reportPrivateUsage] -- the cache under test
+
+    class Fewer(BaseModel):
+        table: str
+
+    tool.args_schema = Fewer  # a changed tool is converted again
+    assert set(grammar.tool_args_schema(tool)["properties"]) == {"table"}

@@ -66,6 +66,21 @@ def test_repeated_and_missing_ids_become_unique() -> None:
     assert ids[0] == "dup" and len(set(ids)) == 4
 
 
+def test_an_id_the_thread_used_is_replaced_and_the_thread_ids_are_left_as_they_are() -> None:
+    used = frozenset({"c1"})  # read-only: normalisation never copies nor changes it
+    message = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "add", "args": {}, "id": "c1"},
+            {"name": "add", "args": {}, "id": "c2"},
+            {"name": "add", "args": {}, "id": "c2"},
+        ],
+    )
+    ids = [c["id"] for c in normalize_message(message, used).message.tool_calls]
+    assert ids[0] != "c1" and ids[1] == "c2" and ids[2] not in {"c1", "c2"}
+    assert len(set(ids)) == 3 and used == {"c1"}
+
+
 @pytest.mark.parametrize(
     ("name", "expected"), [(None, ""), (5, "5"), ([1, 2], "[1, 2]"), ("add", "add")]
 )
