@@ -164,11 +164,8 @@ done, answer with its result in plain text and no tool call.${extra}""",
 
 REACT = PromptTemplate(
     "react",
-    "1.3.0",
+    "1.4.0",
     """You are ${agent_name}.
-
-Available tools:
-${tools}
 
 Reply in one of two forms. To use a tool, three lines:
 Thought: I need a tool for this.
@@ -177,25 +174,36 @@ Action Input: <the tool's arguments as one JSON object>
 To answer once an observation holds the result, two lines: a Thought, then "Final Answer:" \
 followed by the result in the observation's own words and figures.
 
-Use only the tools listed above, with values from the goal or from observations. When an \
+Use only the tools listed below, with values from the request or from observations. When an \
 observation answers the current step, give the Final Answer at once: never call a tool again \
-on its own result.${hints}
+on its own result.
 
-Goal: ${goal}
-Current step (${step_number} of ${step_count}): ${step}
+Available tools:
+${tools}${hints}
+
+${goal}Current step (${step_number} of ${step_count}): ${step}
 Results so far:
 ${results}${extra}""",
 )
 """The ReAct step prompt.
 
-What stays the same through a run comes first (the agent, its tools, the reply form) and what
-changes from step to step last, so the model server's prompt cache reuses the prefix: each
-step processes only its new tokens.
+What stays the same from run to run comes first: the agent, the reply form, the rules and
+the tools the step offers. It is the step's saved prefix on the embedded model
+(:func:`~noema_graph.nodes.execute_step.step_prefix`, keyed by its text: one per agent and
+set of tools, never per request), so a run processes only what follows: the pattern for
+the request (``hints``), the step, and the results so far (``goal`` is the plan's goal
+when it is not the request itself, which the conversation shows; a result the
+conversation shows is named, not repeated).
 
 Nothing in it is worth copying into an answer: a 135M model copies what it reads, so the
 answer form is described, not shown (``Final Answer: <the step's result>`` came back
 verbatim as the answer), and the worked examples of :data:`CODE_HINT` use letters.
 """
+
+REACT_GOAL = PromptTemplate("react_goal", "1.0.0", "Goal: ${goal}\n")
+"""The goal line of :data:`REACT`, shown only when the plan's goal is not the request."""
+REACT_SHOWN = "(shown below)"
+"""Stands in :data:`REACT`'s results for a step result the conversation below holds."""
 
 CODE_TOOLS = ("python_executor", "python")
 """Tool names that run code; with one of them the ReAct prompt adds :data:`CODE_HINT`."""
