@@ -164,8 +164,11 @@ done, answer with its result in plain text and no tool call.${extra}""",
 
 REACT = PromptTemplate(
     "react",
-    "1.4.0",
+    "1.3.0",
     """You are ${agent_name}.
+
+Available tools:
+${tools}
 
 Reply in one of two forms. To use a tool, three lines:
 Thought: I need a tool for this.
@@ -174,34 +177,33 @@ Action Input: <the tool's arguments as one JSON object>
 To answer once an observation holds the result, two lines: a Thought, then "Final Answer:" \
 followed by the result in the observation's own words and figures.
 
-Use only the tools listed below, with values from the request or from observations. When an \
+Use only the tools listed above, with values from the goal or from observations. When an \
 observation answers the current step, give the Final Answer at once: never call a tool again \
-on its own result.
+on its own result.${hints}
 
-Available tools:
-${tools}${hints}
-
-${goal}Current step (${step_number} of ${step_count}): ${step}
+Goal: ${goal}
+Current step (${step_number} of ${step_count}): ${step}
 Results so far:
 ${results}${extra}""",
 )
 """The ReAct step prompt.
 
-What stays the same from run to run comes first: the agent, the reply form, the rules and
-the tools the step offers. It is the step's saved prefix on the embedded model
-(:func:`~noema_graph.nodes.execute_step.step_prefix`, keyed by its text: one per agent and
-set of tools, never per request), so a run processes only what follows: the pattern for
-the request (``hints``), the step, and the results so far (``goal`` is the plan's goal
-when it is not the request itself, which the conversation shows; a result the
-conversation shows is named, not repeated).
+What stays the same from run to run comes first: the agent, the tools the step offers, the
+reply form and the rules. Up to ``${hints}`` it is the step's saved prefix on the embedded
+model (:func:`~noema_graph.nodes.execute_step.step_prefix`, keyed by its text: one per agent
+and set of tools, never per request), so a run processes only what follows: the pattern
+for the request (``hints``), the goal, the step and the results so far (a result the
+conversation below shows is named there, :data:`REACT_SHOWN`, not repeated). Measured on
+the embedded model (bench/RESULTS.md, issue 35 item 2): with the reply form moved before
+the tools, or the goal line left out when it is the request, the 135M model's first call
+of content_generation changed, and its answers took more words no tool gave; in this
+order the text is as before and only the saved prefix grew.
 
 Nothing in it is worth copying into an answer: a 135M model copies what it reads, so the
 answer form is described, not shown (``Final Answer: <the step's result>`` came back
 verbatim as the answer), and the worked examples of :data:`CODE_HINT` use letters.
 """
 
-REACT_GOAL = PromptTemplate("react_goal", "1.0.0", "Goal: ${goal}\n")
-"""The goal line of :data:`REACT`, shown only when the plan's goal is not the request."""
 REACT_SHOWN = "(shown below)"
 """Stands in :data:`REACT`'s results for a step result the conversation below holds."""
 

@@ -56,7 +56,6 @@ from noema_graph.prompts import (
     EXECUTE,
     OBSERVATION_NUDGE,
     REACT,
-    REACT_GOAL,
     REACT_SHOWN,
     react_hints,
 )
@@ -232,14 +231,12 @@ def _react_system(
     fields: StepFields,
 ) -> str:
     """Return the ReAct step prompt's system text (after the agent's instructions)."""
-    request = _request_text(messages, fields)
-    goal = fields["goal"]
     return REACT.render(
         agent_name=deps.config.name,
         tools=tools_text(tools),
-        hints=react_hints([t.name for t in tools], request),
+        hints=react_hints([t.name for t in tools], _request_text(messages, fields)),
         extra=answer_only_note(state, deps.config) or "",
-        goal=REACT_GOAL.render(goal=goal) if goal.strip() != request.strip() else "",
+        goal=fields["goal"],
         step_number=fields["step_number"],
         step_count=fields["step_count"],
         step=fields["step"],
@@ -269,22 +266,23 @@ def build_prompt(
 def step_prefix(
     prompt: Sequence[BaseMessage], deps: AgentDeps, tools: Sequence[BaseTool]
 ) -> str | None:
-    """Return the ReAct step prompt's stable prefix: its system message up to the tools' end.
+    """Return the ReAct step prompt's stable prefix: its system message up to the hints.
 
-    The agent's whole instructions (worked examples included), the reply form and rules of
-    :data:`~noema_graph.prompts.REACT`, and the ``tools`` the step offers (their names,
-    descriptions and argument schemas; the grammar narrows the values, not this text): the
-    same text in every run that offers these tools, whatever its request. The request's
-    pattern, the step and the results come after it. None for the other protocol (its
-    default, the instructions before the examples, applies).
+    The agent's whole instructions (worked examples included), then of
+    :data:`~noema_graph.prompts.REACT` the ``tools`` the step offers (names, descriptions,
+    argument schemas: the grammar narrows the values, not this text), the reply form and
+    the rules: the same text in every run that offers these tools, whatever its request.
+    The request's pattern, the goal, the step and the results come after it. None for the
+    other protocol (its default, the instructions before the examples, applies).
     """
     if deps.protocol != "react" or not prompt:
         return None
-    head = REACT.text.partition("${tools}")[0].replace("${agent_name}", deps.config.name)
-    opening = head + tools_text(tools)
+    head, _, rest = REACT.text.partition("${tools}")
+    rules = rest.partition("${hints}")[0]
+    opening = head.replace("${agent_name}", deps.config.name) + tools_text(tools) + rules
     text = prompt[0].text
     at = text.find(opening)
-    return text[: at + len(opening)].rstrip() if at >= 0 else None
+    return text[: at + len(opening)] if at >= 0 else None
 
 
 def _react_message(

@@ -1,5 +1,5 @@
 """The ReAct step prompt: each result once, trimmed to what the step's call reads, and a
-stable prefix (rules, reply form, tools) that holds nothing of the request."""
+stable prefix (tools, reply form, rules) that holds nothing of the request."""
 
 from __future__ import annotations
 
@@ -85,20 +85,12 @@ def test_a_result_is_shown_once_trimmed_to_what_the_steps_call_reads() -> None:
     assert set(shown["data"]["hits"][0]) == {"note"}  # score and tags: nothing reads them
     assert note["back"].endswith(cut_mark(len(LONG) - len(LONG[:TEXT_CHARS].rstrip())))
     assert len(note["back"]) < len(LONG)
-    # the request once: the goal is the request, so the conversation alone shows it
-    assert sum(m.text.count("onto shelf 3") for m in prompt) == 1
     assert RESULT in _state()["messages"][-1].text  # the state keeps the whole result
 
 
 def test_a_step_without_tools_reads_the_whole_result() -> None:
     (observation,) = [m.text for m in _prompt(_state(), []) if m.text.startswith("Observation")]
     assert RESULT in observation
-
-
-def test_a_goal_that_is_not_the_request_is_shown() -> None:
-    state = _state()
-    state["plan"] = state["plan"].model_copy(update={"goal": "Keep the star notes."})
-    assert "Goal: Keep the star notes." in _prompt(state, [write_notes])[0].text
 
 
 def test_a_result_the_conversation_does_not_hold_is_shown_in_full() -> None:
@@ -139,8 +131,9 @@ def test_the_prefix_holds_the_rules_and_tools_and_nothing_of_the_request() -> No
     prefix = step_prefix(one, made, [write_notes])
     assert prefix is not None and prefix == step_prefix(other, made, [write_notes])
     assert one[0].text.startswith(prefix) and other[0].text.startswith(prefix)
-    assert prefix.endswith(tools_text([write_notes])) and "Reply in one of two forms" in prefix
-    assert "Current step" not in prefix and "stars" not in prefix and "Results" not in prefix
+    assert tools_text([write_notes]) in prefix and "Reply in one of two forms" in prefix
+    assert prefix.endswith("never call a tool again on its own result.")
+    assert "Goal" not in prefix and "stars" not in prefix and "Results" not in prefix
 
 
 def test_every_request_of_a_step_is_sent_the_same_saved_prefix(
@@ -166,3 +159,17 @@ def test_every_request_of_a_step_is_sent_the_same_saved_prefix(
     assert len(asked) == 2 and asked[0] == asked[1]
     assert all(p[0].text.startswith(asked[0]) for p in prompts)
     assert "stars" not in asked[0] and "comets" not in asked[0]
+
+
+def test_the_pattern_picked_by_the_request_comes_after_the_prefix() -> None:
+    @tool
+    def search(query: str) -> str:
+        """Look facts up."""
+        return query
+
+    made = deps(name="notes", instructions="You keep notes.", protocol="react", tools=[search])
+    one = _prompt(_state("Look up the Kestrel budget"), [search])
+    other = _prompt(_state("Look up the greenhouse"), [search])
+    prefix = step_prefix(one, made, [search])
+    assert prefix is not None and prefix == step_prefix(other, made, [search])
+    assert "Kestrel" in one[0].text and "Kestrel" not in prefix
