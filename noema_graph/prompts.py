@@ -188,14 +188,24 @@ ${results}${extra}""",
 )
 """The ReAct step prompt.
 
-What stays the same through a run comes first (the agent, its tools, the reply form) and what
-changes from step to step last, so the model server's prompt cache reuses the prefix: each
-step processes only its new tokens.
+What stays the same from run to run comes first: the agent, the tools the step offers, the
+reply form and the rules. Up to ``${hints}`` it is the step's saved prefix on the embedded
+model (:func:`~noema_graph.nodes.execute_step.step_prefix`, keyed by its text: one per agent
+and set of tools, never per request), so a run processes only what follows: the pattern
+for the request (``hints``), the goal, the step and the results so far (a result the
+conversation below shows is named there, :data:`REACT_SHOWN`, not repeated). Measured on
+the embedded model (bench/RESULTS.md, issue 35 item 2): with the reply form moved before
+the tools, or the goal line left out when it is the request, the 135M model's first call
+of content_generation changed, and its answers took more words no tool gave; in this
+order the text is as before and only the saved prefix grew.
 
 Nothing in it is worth copying into an answer: a 135M model copies what it reads, so the
 answer form is described, not shown (``Final Answer: <the step's result>`` came back
 verbatim as the answer), and the worked examples of :data:`CODE_HINT` use letters.
 """
+
+REACT_SHOWN = "(shown below)"
+"""Stands in :data:`REACT`'s results for a step result the conversation below holds."""
 
 CODE_TOOLS = ("python_executor", "python")
 """Tool names that run code; with one of them the ReAct prompt adds :data:`CODE_HINT`."""

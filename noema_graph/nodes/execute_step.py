@@ -27,6 +27,7 @@ from noema_graph.grounding.reading import offered, with_references
 from noema_graph.models.grammar import bind_react_grammar
 from noema_graph.models.repetition import trim_repetition
 from noema_graph.nodes.common import (
+    TRUNCATED,
     emit,
     latest_request,
     plan_text,
@@ -50,7 +51,14 @@ from noema_graph.nodes.plan_steps import (
 )
 from noema_graph.nodes.routing import pending_tool_calls, seen_so_far
 from noema_graph.nodes.spec import NodeSpec
-from noema_graph.prompts import EXECUTE, OBSERVATION_NUDGE, REACT, react_hints
+from noema_graph.nodes.step_observations import step_keys, trimmed
+from noema_graph.prompts import (
+    EXECUTE,
+    OBSERVATION_NUDGE,
+    REACT,
+    REACT_SHOWN,
+    react_hints,
+)
 from noema_graph.protocols.react import parse_response
 from noema_graph.protocols.react_guard import feeds_own_result, observation_answer
 from noema_graph.state.agent import AgentState, AgentUpdate
@@ -173,14 +181,20 @@ def _request_text(messages: Sequence[AnyMessage], fields: StepFields) -> str:
     return next((r for r in requests if not r.startswith(NEXT_STEP)), "") or fields["goal"]
 
 
-def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
-    """Render tool traffic as text turns, for models without native tool calling."""
+def _react_history(
+    messages: list[AnyMessage], keep: frozenset[str] | None = None
+) -> list[BaseMessage]:
+    """Render tool traffic as text turns, for models without native tool calling.
+
+    Each observation shows the ``keep`` fields of its result (:func:`trimmed`; None: all).
+    """
     history: list[BaseMessage] = []
     last = len(messages) - 1
     for position, message in enumerate(messages):
         if isinstance(message, ToolMessage):
             nudge = f"\n{OBSERVATION_NUDGE}" if position == last else ""
-            history.append(HumanMessage(f"Observation: {message.text}{nudge}"))
+            shown = trimmed(message.text, keep)
+            history.append(HumanMessage(f"Observation: {shown}{nudge}"))
         elif isinstance(message, AIMessage):
             lines = [f"Thought: {message.text}"] if message.tool_calls else [message.text]
             for call in message.tool_calls:
@@ -189,6 +203,45 @@ def _react_history(messages: list[AnyMessage]) -> list[BaseMessage]:
         elif not isinstance(message, SystemMessage):
             history.append(message)
     return history
+
+
+def _results_once(plan: TaskPlan | None, messages: Sequence[AnyMessage]) -> str:
+    """Return the completed steps' results; one the conversation holds is only named.
+
+    A tool step's result is the start of its observation, a step the model answered is
+    its answer: both are in the ReAct history, which shows them (trimmed) below.
+    """
+    done = plan.completed_results() if plan else []
+    if not done:
+        return results_text(plan)
+    texts = [m.text for m in messages if isinstance(m, ToolMessage | AIMessage)]
+    lines: list[str] = []
+    for description, result in done:
+        start = result.partition(TRUNCATED)[0]
+        shown = bool(start) and any(t.startswith(start) for t in texts)
+        lines.append(f"- {description}: {REACT_SHOWN if shown else result}")
+    return "\n".join(lines)
+
+
+def _react_system(
+    state: AgentState,
+    deps: AgentDeps,
+    tools: list[BaseTool],
+    messages: list[AnyMessage],
+    fields: StepFields,
+) -> str:
+    """Return the ReAct step prompt's system text (after the agent's instructions)."""
+    return REACT.render(
+        agent_name=deps.config.name,
+        tools=tools_text(tools),
+        hints=react_hints([t.name for t in tools], _request_text(messages, fields)),
+        extra=answer_only_note(state, deps.config) or "",
+        goal=fields["goal"],
+        step_number=fields["step_number"],
+        step_count=fields["step_count"],
+        step=fields["step"],
+        results=_results_once(state.get("plan"), messages),
+    )
 
 
 def build_prompt(
@@ -201,33 +254,35 @@ def build_prompt(
         # the previous step ended with an answer: hand the turn back to the user side
         messages.append(HumanMessage(f"{NEXT_STEP} {fields['step_number']}: {fields['step']}"))
     if deps.protocol == "react":
-        system = REACT.render(
-            agent_name=deps.config.name,
-            tools=tools_text(tools),
-            hints=react_hints([t.name for t in tools], _request_text(messages, fields)),
-            extra=answer_only_note(state, deps.config) or "",
-            **{k: v for k, v in fields.items() if k != "plan"},
-        )
-        return [system_message(deps.config.instructions, system), *_react_history(messages)]
+        system = _react_system(state, deps, tools, messages, fields)
+        plan = state.get("plan")
+        keep = step_keys(tools, plan.steps[plan.current_step_index :] if plan else ())
+        return [system_message(deps.config.instructions, system), *_react_history(messages, keep)]
     note = answer_only_note(state, deps.config) or ""
     system = EXECUTE.render(agent_name=deps.config.name, extra=note, **fields)
     return [system_message(deps.config.instructions, system), *messages]
 
 
-def step_prefix(prompt: Sequence[BaseMessage], deps: AgentDeps) -> str | None:
-    """Return the ReAct step prompt's stable prefix: its system message up to the tools.
+def step_prefix(
+    prompt: Sequence[BaseMessage], deps: AgentDeps, tools: Sequence[BaseTool]
+) -> str | None:
+    """Return the ReAct step prompt's stable prefix: its system message up to the hints.
 
-    The agent's whole instructions (worked examples included) and the opening of
-    :data:`~noema_graph.prompts.REACT`; the tools come after it (their argument schemas are
-    narrowed to the values the run has seen), then the request. None for the other protocol
-    (its default, the instructions before the examples, applies).
+    The agent's whole instructions (worked examples included), then of
+    :data:`~noema_graph.prompts.REACT` the ``tools`` the step offers (names, descriptions,
+    argument schemas: the grammar narrows the values, not this text), the reply form and
+    the rules: the same text in every run that offers these tools, whatever its request.
+    The request's pattern, the goal, the step and the results come after it. None for the
+    other protocol (its default, the instructions before the examples, applies).
     """
     if deps.protocol != "react" or not prompt:
         return None
-    opening = REACT.text.partition("${tools}")[0].replace("${agent_name}", deps.config.name)
+    head, _, rest = REACT.text.partition("${tools}")
+    rules = rest.partition("${hints}")[0]
+    opening = head.replace("${agent_name}", deps.config.name) + tools_text(tools) + rules
     text = prompt[0].text
     at = text.find(opening)
-    return text[: at + len(opening)].rstrip() if at >= 0 else None
+    return text[: at + len(opening)] if at >= 0 else None
 
 
 def _react_message(
@@ -359,7 +414,7 @@ def execute_step(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> St
             else:
                 model = _step_model(state, deps, tools, schemas)
                 response = yield from call_model(
-                    model, prompt, runtime, deps, prefix=step_prefix(prompt, deps)
+                    model, prompt, runtime, deps, prefix=step_prefix(prompt, deps, tools)
                 )
         except LLMError as exc:
             response = exc

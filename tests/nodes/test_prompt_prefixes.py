@@ -8,6 +8,7 @@ from langchain_core.messages import HumanMessage
 
 from noema_graph.agents.catalog import DEFINITIONS
 from noema_graph.agents.prompts import CALIBRATION
+from noema_graph.nodes.common import tools_text
 from noema_graph.nodes.execute_step import build_prompt, step_prefix
 from noema_graph.nodes.finalize import _prompt, answer_prefix  # pyright: ignore[reportPrivateUsage]
 from noema_graph.prompts import EXAMPLES_HEADING, stable_prefix
@@ -58,10 +59,12 @@ def test_the_answer_prefix_holds_the_chosen_example_but_not_the_request() -> Non
     assert answer_prefix(bare, "another agent") is None
 
 
-def test_the_react_prefix_ends_before_the_tools_and_the_request() -> None:
+def test_the_react_prefix_holds_the_tools_and_rules_but_not_the_request() -> None:
     made = deps(name="calibration", instructions=INSTRUCTIONS, protocol="react", tools=[add])
     prompt = build_prompt(_state(), made, [add], [])  # type: ignore[arg-type]
-    prefix = step_prefix(prompt, made)
+    prefix = step_prefix(prompt, made, [add])
     assert prefix is not None and prompt[0].text.startswith(prefix)
-    assert prefix.startswith(INSTRUCTIONS.strip()) and prefix.endswith("Available tools:")
-    assert "zed" not in prefix and "Add two integers" not in prefix
+    assert prefix.startswith(INSTRUCTIONS.strip()) and tools_text([add]) in prefix
+    assert "Reply in one of two forms" in prefix and prefix.endswith("on its own result.")
+    assert "zed" not in prefix and "Goal" not in prefix
+    assert step_prefix(prompt, made, []) is None  # another step's tools: not this prompt's
