@@ -165,3 +165,21 @@ def test_an_indirect_request_asks_for_the_change_and_a_question_stays_one(
     if classifier is None:
         pytest.skip("the e5 embedding model is not installed")
     assert classifier.decide(text).label == label
+
+
+def test_a_new_card_offers_no_category_or_kind_the_request_does_not_give() -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from noema_graph.grounding.arguments import step_arguments
+    from noema_graph.grounding.seen import seen_in
+    from noema_graph.noema.ops.cards import CreateCardsInput
+
+    schema = convert_to_openai_tool(CreateCardsInput)["function"]["parameters"]
+
+    def offered(request: str) -> set[str]:
+        narrowed = step_arguments(schema, request, seen_in(request)).schema
+        return set(narrowed["properties"]["cards"]["items"]["properties"])
+
+    plain = offered("Add a card on tides to deck 2.")
+    assert {"front", "back"} <= plain and not {"category_id", "kind"} & plain
+    assert {"kind", "category_id"} <= offered("Add a cloze card on tides to deck 2, category 8.")
