@@ -18,7 +18,7 @@ from noema_graph.agents.intent import classifier_for, polite_request
 from noema_graph.agents.schemas import GeneratedCards, GovernanceReport, TaxonomyReport
 from noema_graph.grounding.answers import unwritten_fields
 from noema_graph.noema import DemoSummary
-from tests.scripted import structured
+from tests.scripted import call, structured, tools_reply
 
 Run = Callable[..., dict[str, Any]]
 SMALL = {"metadata": {"noema_plans": False}}
@@ -66,18 +66,23 @@ def test_a_question_reads_the_named_card_and_its_answer_validates_with_data_only
     assert _rows(demo.path) == before
 
 
-def test_a_question_to_a_writer_without_read_tools_for_it_reports_no_change(
+def test_a_question_to_a_writer_reports_no_created_cards(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
     before = _rows(demo.path)
-    model = scripted(structured("GovernanceReport", summary="Card 12 was read."), **SMALL)
-    request = "Does card 12 have a problem, in your opinion? Do not flag anything."
-    state = run_agent_graph("governance", model, demo.path, request)
+    model = scripted(
+        tools_reply(call("search_cards", {"query": "boiling point water"})),
+        structured("GeneratedCards", summary="No card matches."),
+        **SMALL,
+    )
+    request = "Do I already have a card about the boiling point of water? Don't add any."
+    state = run_agent_graph("content_generation", model, demo.path, request)
     out = state["output"]
+    assert state["reading"].intent == "question"
     assert out["success"] and out["validated"], out
-    assert _tools(state) == [("get_card", {"card_id": 12})]
-    assert out["result"]["flagged"] == [] and out["result"]["cards_scanned"] == 0
-    assert {"flagged", "cards_scanned"}.isdisjoint(_answer_fields(model))
+    assert [t for t, _ in _tools(state)] == ["search_cards"]
+    assert out["result"]["deck_id"] == 0 and out["result"]["card_ids"] == []
+    assert {"deck_id", "card_ids"}.isdisjoint(_answer_fields(model))
     assert _rows(demo.path) == before
 
 

@@ -70,8 +70,7 @@ def test_the_ten_agents_are_registered_with_rendered_prompts() -> None:
 def test_permissions_follow_the_tools() -> None:
     registry = default_registry()
     assert registry.get("diagnostic").permissions == ("fs:read",)
-    # flags write; get_card reads the card a question names
-    assert registry.get("governance").permissions == ("fs:read", "fs:write")
+    assert registry.get("governance").permissions == ("fs:write",)  # both tools write
     assert registry.get("strategy").subagents == ("diagnostic",)
     assert registry.get("socratic_tutor").subagents == ("calibration",)
 
