@@ -171,14 +171,14 @@ def step_arguments(
 
 
 def _seen_only(schema: Any, request: str, seen: Seen) -> Any:
-    """Return a nested object's schema without the optional choices nothing made.
+    """Return a nested object's schema without the optional arguments nothing asked for.
 
-    An optional reference with nothing seen of its kind, or an optional choice (an enum)
-    the request names neither by its name nor by an option, is not offered, as an
-    optional top-level argument the request does not name is not: a card to create with
-    no category in the request or the tool results has no category id (a small model
-    filled it with digits of its own), and a card whose kind the request does not say
-    keeps the default kind.
+    An optional argument is kept when the request names it, when it is a reference of a
+    kind the run has seen, or when the request names one of its options; else it is not
+    offered, as an optional top-level argument the request does not name is not: a card
+    to create with no category in the request or the tool results has no category id (a
+    small model filled it with digits of its own), no concepts (it created one named after
+    the request) and keeps the default kind.
     """
     if not isinstance(schema, Mapping):
         return schema
@@ -194,10 +194,8 @@ def _seen_only(schema: Any, request: str, seen: Seen) -> Any:
         for name, sub in properties.items()
         if name not in required
         and not named_in(request, name)
-        and (
-            (name in refs and not (seen.ids.get(refs[name]) or seen.names.get(refs[name])))
-            or (isinstance(sub, Mapping) and "enum" in sub and not _mentioned_options(sub, request))
-        )
+        and not (name in refs and (seen.ids.get(refs[name]) or seen.names.get(refs[name])))
+        and not (isinstance(sub, Mapping) and _mentioned_options(sub, request))
     }
     if not unmade:
         return schema
