@@ -40,6 +40,36 @@ OTHER_MARGIN = 0.03
 """Lead ``other`` (another agent's job) needs; below it, the agent's own labels decide."""
 QUESTION_MARK = 0.01
 """Added to the ``question`` score of a request that ends with a question mark."""
+POLITE_REQUEST = 0.02
+"""Added to each change's score of a request a sentence of which asks politely for an action
+(:func:`polite_request`); its question mark then adds nothing to ``question``."""
+
+_TELLING = (
+    r"(?:tell|explain|show|check|say|confirm|let\s+me\s+know|telling|explaining|showing|"
+    r"checking|me\s+dire|m['\u2019]expliquer|me\s+montrer|dire|expliquer|montrer|v[ée]rifier|"
+    r"decirme|explicarme|mostrarme|decir|explicar|mostrar|comprobar|confirmar)\b"
+)
+_POLITE = re.compile(
+    r"(?:^|[.!;:?]\s+|¿\s*)(?:please\s+)?"
+    r"(?:(?:could|can|would|will)\s+you\s+(?!mind\b)(?:please\s+|kindly\s+)?(?:also\s+)?"
+    r"|would\s+you\s+mind\s+"
+    r"|(?:pourriez|pouvez)[- ]vous\s+|(?:pourrais|peux)[- ]tu\s+"
+    r"|(?:podr[ií]as|podr[ií]a|puedes|puede|te\s+importar[ií]a|le\s+importar[ií]a)\s+)"
+    rf"(?!{_TELLING})\w",
+    re.IGNORECASE,
+)
+"""A sentence that opens by asking someone to act (``Could you add ...``, ``Pourriez-vous
+ranger ...``, ``¿Podrías crear ...``), not to tell (``Could you tell me ...``)."""
+
+
+def polite_request(request: str) -> bool:
+    """Return whether a sentence of ``request`` asks politely for an action (not an answer).
+
+    ``Could you move it?`` asks for the move although it ends with a question mark; ``Could
+    you tell me where it is?`` asks a question. English, French and Spanish openers.
+    """
+    return _POLITE.search(asking_part(request).strip()) is not None
+
 
 _FUNCTION_WORDS = frozenset(
     """
@@ -170,10 +200,14 @@ class IntentClassifier(NearestExamples):
 
         Quoted and bracketed text (a card's front, a note's title) is left out: it names
         things, it does not ask. A request that ends with a question mark gives the
-        ``question`` label :data:`QUESTION_MARK` more.
+        ``question`` label :data:`QUESTION_MARK` more, unless a sentence of it asks politely
+        for an action (:func:`polite_request`): then each change gets :data:`POLITE_REQUEST`.
         """
         scores = self.scores(request)
-        if QUESTION in scores and any(mark in asking_part(request) for mark in "?¿"):
+        if polite_request(request):
+            for label in scores.keys() - {QUESTION, OTHER}:
+                scores[label] += POLITE_REQUEST
+        elif QUESTION in scores and any(mark in asking_part(request) for mark in "?¿"):
             scores[QUESTION] += QUESTION_MARK
         label, lead = _leader(scores, OTHER_MARGIN)
         if label != OTHER:

@@ -8,15 +8,20 @@ is the model's fields with the sourced ones laid over them, validated against th
 schema, so a figure in the answer is the tool's figure even if the model wrote another.
 A text field with an opening (:mod:`~noema_graph.grounding.openings`) stays in the schema the
 model writes, with the filled opening as the ``pattern`` its text starts with.
+
+A run that may not write (a question to an agent that can) has no result of its write tools:
+:func:`unwritten_fields` gives each field only they source its empty value (no moves, no
+links, no cards), so the model neither reports a change nobody made nor loops on a list of
+them; a source's option on a read tool (``| get_concept_graph:links``) fills it from data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from copy import copy
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from noema_graph.grounding.openings import laid_open, opening_pattern
@@ -32,6 +37,42 @@ def sourced_fields(sources: Mapping[str, str], trace: Sequence[ReasoningStep]) -
         if value is not MISSING:
             filled[name] = value
     return filled
+
+
+EMPTY_VALUES: tuple[object, ...] = ([], None, "", 0, 0.0, False)
+"""The empty values tried, in order, for a field no write filled (the first its type admits)."""
+
+
+def unwritten_fields(
+    sources: Mapping[str, str],
+    schema: type[BaseModel],
+    barred: Collection[str],
+    trace: Sequence[ReasoningStep],
+) -> dict[str, Any]:
+    """Return the empty value of each field sourced from a ``barred`` write tool.
+
+    ``barred`` names the write tools the run may not call. A field whose source has no
+    value in the run and names one of them reports a change that did not happen: it is
+    empty (the first of :data:`EMPTY_VALUES` its type admits), not left to the model.
+    A field whose type admits none of them stays the model's.
+    """
+    empty: dict[str, Any] = {}
+    for name, text in sources.items():
+        source = parse_source(text)
+        field = schema.model_fields.get(name)
+        if field is None or not set(source.tools) & set(barred):
+            continue
+        if resolve(source, trace) is not MISSING:
+            continue
+        one: dict[str, Any] = {name: (field.annotation, field)}
+        probe = create_model(schema.__name__, **one)
+        for value in EMPTY_VALUES:
+            try:
+                empty[name] = getattr(probe.model_validate({name: value}), name)
+            except ValidationError:
+                continue
+            break
+    return empty
 
 
 def max_length(field: FieldInfo) -> int | None:

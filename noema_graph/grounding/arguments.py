@@ -149,19 +149,57 @@ def step_arguments(
     text_limit = max(FREE_TEXT_CHARS, len(request))
     for name in offered:
         if name not in values:
-            narrowed[name] = bounded(narrowed[name], requested_count(request, name), text_limit)
+            nested = _seen_only(narrowed[name], request, seen)
+            narrowed[name] = bounded(nested, requested_count(request, name), text_limit)
     defs = schema.get("$defs")
     result = {
         **schema,
         "properties": narrowed,
         "required": [n for n in offered if n in required],
         **(
-            {"$defs": {k: bounded(v, text=text_limit) for k, v in defs.items()}}
+            {
+                "$defs": {
+                    k: bounded(_seen_only(v, request, seen), text=text_limit)
+                    for k, v in defs.items()
+                }
+            }
             if isinstance(defs, Mapping)
             else {}
         ),
     }
     return StepArguments(schema=result, values=values)
+
+
+def _seen_only(schema: Any, request: str, seen: Seen) -> Any:
+    """Return a nested object's schema without the optional arguments nothing asked for.
+
+    An optional argument is kept when the request names it, when it is a reference of a
+    kind the run has seen, or when the request names one of its options; else it is not
+    offered, as an optional top-level argument the request does not name is not: a card
+    to create with no category in the request or the tool results has no category id (a
+    small model filled it with digits of its own), no concepts (it created one named after
+    the request) and keeps the default kind.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    if isinstance(items := schema.get("items"), Mapping):  # a list of such objects
+        return {**schema, "items": _seen_only(items, request, seen)}
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return schema
+    required: set[str] = set(schema.get("required") or ())
+    refs = references(schema)
+    unmade = {
+        name
+        for name, sub in properties.items()
+        if name not in required
+        and not named_in(request, name)
+        and not (name in refs and (seen.ids.get(refs[name]) or seen.names.get(refs[name])))
+        and not (isinstance(sub, Mapping) and _mentioned_options(sub, request))
+    }
+    if not unmade:
+        return schema
+    return {**schema, "properties": {k: v for k, v in properties.items() if k not in unmade}}
 
 
 def _ground_references(

@@ -12,10 +12,16 @@ from pydantic import BaseModel, ValidationError
 from noema_graph.effects import Steps
 from noema_graph.errors import Cancelled, LLMError, RunTimeout
 from noema_graph.events import ContentChunk, TurnEnd
-from noema_graph.grounding.answers import merged, remaining_schema, sourced_fields
+from noema_graph.grounding.answers import (
+    merged,
+    remaining_schema,
+    sourced_fields,
+    unwritten_fields,
+)
 from noema_graph.grounding.checks import AnswerData, checked_answer
 from noema_graph.grounding.choices import chosen_schema, field_choices
 from noema_graph.grounding.openings import opened_fields
+from noema_graph.grounding.reading import may_write, writes
 from noema_graph.grounding.recovery import call_signature, domain_failure, last_failure
 from noema_graph.grounding.secrets import secret_values, shows_secret, unleaked
 from noema_graph.grounding.sources import result_data
@@ -351,7 +357,7 @@ def _answer(
     single = _single_result(state, deps)
     if may_call and deps.config.output_schema is not None:
         trace, schema = state.get("trace") or [], _answer_schema(state, deps)
-        filled = sourced_fields(deps.config.answer_sources, trace)
+        filled = filled_fields(state, deps)
         openings = opened_fields(deps.config.answer_openings, trace)
         rest = remaining_schema(schema, filled, openings)
         if rest is None:  # every field comes from the tools: nothing to write
@@ -392,6 +398,26 @@ def _answer(
     return (partial_result(state.get("plan")), Usage(), False)
 
 
+def barred_writes(state: AgentState, deps: AgentDeps) -> set[str]:
+    """Return the write tools the run's reading does not let run (none without a reading)."""
+    reading = state.get("reading")
+    if reading is None:
+        return set()
+    loaded = [t for p in deps.providers for t in p.loaded_tools()]
+    return {t.name for t in [*deps.tools, *loaded] if writes(t) and not may_write(reading, t.name)}
+
+
+def filled_fields(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """Return the answer fields the tools fill; a barred write's are empty (no change made)."""
+    config, trace = deps.config, state.get("trace") or []
+    filled = sourced_fields(config.answer_sources, trace)
+    if config.output_schema is None:
+        return filled
+    barred = barred_writes(state, deps)
+    empty = unwritten_fields(config.answer_sources, config.output_schema, barred, trace)
+    return {**empty, **filled}
+
+
 def answer_data(state: AgentState, deps: AgentDeps) -> AnswerData:
     """Return what the run's answer is checked against (grounding.checks)."""
     trace, config = state.get("trace") or [], deps.config
@@ -411,7 +437,7 @@ def answer_data(state: AgentState, deps: AgentDeps) -> AnswerData:
         allowed.append(json.dumps(schema.model_json_schema()))
     return AnswerData(
         schema=schema,
-        filled=sourced_fields(config.answer_sources, trace),
+        filled=filled_fields(state, deps),
         opened=tuple(config.answer_openings),
         choices=choices,
         secrets=secrets,

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
 
 from noema_graph.config import PlannedStep
@@ -28,6 +29,7 @@ from noema_graph.nodes.common import (
 from noema_graph.nodes.common import system as system_message
 from noema_graph.nodes.deps import AgentDeps, NodeRuntime, list_tools
 from noema_graph.nodes.llm import ask_or_error
+from noema_graph.nodes.plan_steps import referenced_reads
 from noema_graph.nodes.routing import run_timeout
 from noema_graph.nodes.spec import NodeSpec
 from noema_graph.prompts import PLAN
@@ -168,11 +170,18 @@ def read_request(deps: AgentDeps, request: str) -> RequestReading | None:
     return RequestReading(refusal=problem) if problem is not None else reader(request)
 
 
-def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str]) -> TaskPlan:
+def read_only_plan(
+    plan: TaskPlan,
+    reading: RequestReading,
+    write_tools: set[str],
+    tools: Sequence[BaseTool] = (),
+) -> TaskPlan:
     """Return ``plan`` without the steps whose tools the reading does not let write.
 
-    A plan left with no step answers directly; the reading's note (what the run would have
-    changed) ends the goal, so the answer can say it.
+    The records the request names are read first (:func:`referenced_reads` over ``tools``),
+    so the answer to a question about them comes from them. A plan left with no step
+    answers directly; the reading's note (what the run would have changed) ends the goal,
+    so the answer can say it.
     """
 
     def kept(step: TaskStep) -> bool:
@@ -185,6 +194,9 @@ def read_only_plan(plan: TaskPlan, reading: RequestReading, write_tools: set[str
     if len(steps) == len(plan.steps):
         return plan
     goal = f"{plan.goal}\n{reading.note}" if reading.note else plan.goal
+    if reading.refusal is None:
+        tool_steps = tuple(s for s in steps if s.tool)
+        steps = (*referenced_reads(tools, reading, tool_steps), *steps)
     steps = steps or (TaskStep(description=FALLBACK_STEP),)
     fresh = tuple(s.model_copy(update={"status": "pending"}) for s in steps)
     return TaskPlan(goal=goal, steps=fresh).started()
@@ -197,13 +209,14 @@ def _update(
     outcome: Planned,
     seconds: float,
     memory: list[MemoryItem],
-    write_tools: set[str],
+    tools: Sequence[BaseTool],
     reading: RequestReading | None,
 ) -> AgentUpdate:
     run, request = start_run(runtime, deps, state, mode="agent")
     emitted = {"run": run}
     plan, step, usage = _planned(request, outcome)
-    plan = read_only_plan(plan, reading, write_tools) if reading is not None else plan
+    written = {t.name for t in tools if writes(t)}
+    plan = read_only_plan(plan, reading, written, tools) if reading is not None else plan
     if step.kind == "plan_fallback":
         emit(runtime, WarningEvent(code="plan_fallback", message=step.observation or ""), emitted)
     if step.kind != "error":
@@ -252,13 +265,12 @@ def plan(state: AgentState, runtime: NodeRuntime, deps: AgentDeps) -> Steps[Agen
     seconds = took[0]
     if isinstance(outcome, RunTimeout):  # the whole budget went on planning
         seconds = max(seconds, run_timeout(deps.config, ctx(runtime)) or 0.0)
-    written = {t.name for t in tools if writes(t)}
     request = latest_request(state.get("messages", []))
     reading = yield io(  # the reader may query the store: off the event loop in async runs
         lambda: read_request(deps, request),
         lambda: asyncio.to_thread(read_request, deps, request),
     )
-    return _update(state, runtime, deps, outcome, seconds, memory, written, reading)
+    return _update(state, runtime, deps, outcome, seconds, memory, tools, reading)
 
 
 SPEC = NodeSpec(plan, calls_model=True)

@@ -262,6 +262,36 @@ def planned_turn(
     return PlannedTurn(usable, schemas)
 
 
+def referenced_reads(
+    tools: Sequence[BaseTool], reading: RequestReading, planned: Sequence[TaskStep] = ()
+) -> list[TaskStep]:
+    """Return a read step per record the reading links that a read tool takes by reference.
+
+    A question about a record (``is card 42 filed right?``) is answered from that record:
+    each read tool whose only required reference is of the record's kind reads it
+    (``get_card`` with ``card_id=42``), unless a ``planned`` step already makes that call.
+    """
+    steps: list[TaskStep] = []
+    made = {(s.tool, json.dumps(s.args, sort_keys=True, default=str)) for s in planned}
+    for tool in tools:
+        if writes(tool):
+            continue
+        schema = tool_args_schema(tool)
+        required: set[str] = set(schema.get("required") or ())
+        refs = {n: k for n, k in references(schema).items() if n in required}
+        if len(refs) != 1 or required - set(refs):
+            continue
+        ((name, kind),) = refs.items()
+        for value in reading.values(kind):
+            args = {name: value}
+            if (tool.name, json.dumps(args, sort_keys=True, default=str)) in made:
+                continue
+            made.add((tool.name, json.dumps(args, sort_keys=True, default=str)))
+            shown = f"{kind} {value}"
+            steps.append(TaskStep(description=f"Read {shown}.", tool=tool.name, args=args))
+    return steps
+
+
 def planned_call_message(
     step: TaskStep, call: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = ()
 ) -> AIMessage:
