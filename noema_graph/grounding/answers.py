@@ -48,7 +48,7 @@ def unwritten_fields(
     schema: type[BaseModel],
     barred: Collection[str],
     trace: Sequence[ReasoningStep],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Return the empty value of each field sourced from a ``barred`` write tool.
 
     ``barred`` names the write tools the run may not call. A field whose source has no
@@ -56,7 +56,7 @@ def unwritten_fields(
     empty (the first of :data:`EMPTY_VALUES` its type admits), not left to the model.
     A field whose type admits none of them stays the model's.
     """
-    empty: dict[str, Any] = {}
+    empty: dict[str, object] = {}
     for name, text in sources.items():
         source = parse_source(text)
         field = schema.model_fields.get(name)

@@ -170,7 +170,7 @@ def step_arguments(
     return StepArguments(schema=result, values=values)
 
 
-def _seen_only(schema: Any, request: str, seen: Seen) -> Any:
+def _seen_only(schema: object, request: str, seen: Seen) -> object:
     """Return a nested object's schema without the optional arguments nothing asked for.
 
     An optional argument is kept when the request names it, when it is a reference of a

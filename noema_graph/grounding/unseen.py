@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from noema_graph.grounding.secrets import mask
 from noema_graph.state.models import ReasoningStep
@@ -149,8 +149,8 @@ def seen_sentences(text: str, evidence: Evidence) -> tuple[str, list[str]]:
 
 
 def without_unseen_sentences(
-    answer: Mapping[str, Any], fields: Sequence[str], evidence: Evidence
-) -> tuple[dict[str, Any], list[str], list[str]]:
+    answer: Mapping[str, object], fields: Sequence[str], evidence: Evidence
+) -> tuple[dict[str, object], list[str], list[str]]:
     """Return ``answer`` with the sentences of ``fields`` that hold unseen words dropped.
 
     Returns:

@@ -24,6 +24,7 @@ import os
 from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,8 @@ def _header(head: bytes) -> dict[str, object] | None:
         return None
     if not isinstance(header, dict):
         return None
-    return {str(k): v for k, v in header.items()}  # pyright: ignore[reportUnknownVariableType] -- parsed JSON
+    fields = cast(dict[object, object], header)  # a parsed JSON object
+    return {str(k): v for k, v in fields.items()}
 
 
 def _problem(fields: dict[str, object], key: dict[str, object], body: bytes) -> str | None:

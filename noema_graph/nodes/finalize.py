@@ -407,7 +407,7 @@ def barred_writes(state: AgentState, deps: AgentDeps) -> set[str]:
     return {t.name for t in [*deps.tools, *loaded] if writes(t) and not may_write(reading, t.name)}
 
 
-def filled_fields(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+def filled_fields(state: AgentState, deps: AgentDeps) -> dict[str, object]:
     """Return the answer fields the tools fill; a barred write's are empty (no change made)."""
     config, trace = deps.config, state.get("trace") or []
     filled = sourced_fields(config.answer_sources, trace)
