@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -42,3 +43,22 @@ def test_ingestions_answer_prompt_shows_the_title_and_text_only(
     shown = f'Observation: {{"source":{{"title":"Photosynthesis"}},"chunks":[{{"text":"{NOTE}"}}]}}'
     assert shown in answer_prompt
     assert "content_sha256" not in answer_prompt and "start_char" not in answer_prompt
+
+
+def test_the_answer_prompt_names_the_request_once_and_a_shown_list_once(
+    scripted: Any, demo: DemoSummary, run_agent_graph: Run
+) -> None:
+    model = scripted(
+        structured("GovernanceReport", summary="Some cards need work."),
+        metadata={"noema_plans": False},
+    )
+    request = "Check the cards for quality problems."
+    state = run_agent_graph("governance", model, demo.path, request)
+    out = AgentOutput.model_validate(state["output"])
+    assert out.success and out.result["flagged"]  # sourced from the tool, in full
+    (answer_prompt,) = [" ".join(str(m.content) for m in p) for p in model.prompts]
+    assert answer_prompt.count(request) == 1
+    flagged = json.dumps(out.result["flagged"], separators=(",", ":"))
+    assert answer_prompt.count(flagged) == 1  # the observation shows it; the note names it
+    assert "flagged as observed" in answer_prompt
+    assert f'"cards_scanned":{out.result["cards_scanned"]}' in answer_prompt

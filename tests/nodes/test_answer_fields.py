@@ -90,3 +90,24 @@ def test_every_catalog_declaration_reaches_its_agents_config() -> None:
     for definition in DEFINITIONS:
         config = definition.to_config("x")
         assert config.answer_fields == definition.answer_fields
+
+
+def test_answer_rows_keep_the_first_entries_of_each_list() -> None:
+    assert shown_fields(HISTORY, ["reviews.rating"], 1) == {"reviews": [{"rating": 1}]}
+    assert shown_fields(HISTORY, None, 1) == {"reviews": [HISTORY["reviews"][0]], "total": 2}
+    trace = [_step("hist", HISTORY, cut=True), _step("learning_stats", {"retention": 0.8})]
+    text = observations_text(trace, {}, {"hist": 1})  # rows without fields: every field
+    assert '"id":9' in text and '"id":8' not in text and '"total":2' in text
+    assert 'Observation: {"retention":0.8}' in text
+
+
+def test_answer_rows_name_the_agents_own_tools_and_a_positive_count() -> None:
+    with pytest.raises(ConfigurationError, match="answer_rows") as caught:
+        _definition(answer_rows={"get_card": 3})
+    assert "get_card" in str(caught.value)
+    with pytest.raises(ConfigurationError, match="answer_rows"):
+        _definition(answer_rows={"learning_stats": 0})
+    config = _definition(answer_rows={"learning_stats": 3}).to_config("x")
+    assert config.answer_rows == {"learning_stats": 3}
+    for definition in DEFINITIONS:
+        assert definition.to_config("x").answer_rows == definition.answer_rows
