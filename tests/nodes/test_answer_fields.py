@@ -15,13 +15,11 @@ from noema_graph.nodes.answer_fields import field_problem, shown_fields
 from noema_graph.nodes.finalize import observations_text
 from noema_graph.state.models import ReasoningStep, ToolAction
 
-HISTORY = {
-    "reviews": [
-        {"id": 9, "card_id": 4, "rating": 1, "reviewed_at": "2025-01-02T00:00:00Z"},
-        {"id": 8, "card_id": 5, "rating": 3, "reviewed_at": "2025-01-01T00:00:00Z"},
-    ],
-    "total": 2,
-}
+REVIEWS = [
+    {"id": 9, "card_id": 4, "rating": 1, "reviewed_at": "2025-01-02T00:00:00Z"},
+    {"id": 8, "card_id": 5, "rating": 3, "reviewed_at": "2025-01-01T00:00:00Z"},
+]
+HISTORY = {"reviews": REVIEWS, "total": 2}
 
 
 def _step(tool: str, data: dict[str, Any], *, cut: bool = False) -> ReasoningStep:
@@ -94,7 +92,7 @@ def test_every_catalog_declaration_reaches_its_agents_config() -> None:
 
 def test_answer_rows_keep_the_first_entries_of_each_list() -> None:
     assert shown_fields(HISTORY, ["reviews.rating"], 1) == {"reviews": [{"rating": 1}]}
-    assert shown_fields(HISTORY, None, 1) == {"reviews": [HISTORY["reviews"][0]], "total": 2}
+    assert shown_fields(HISTORY, None, 1) == {"reviews": REVIEWS[:1], "total": 2}
     trace = [_step("hist", HISTORY, cut=True), _step("learning_stats", {"retention": 0.8})]
     text = observations_text(trace, {}, {"hist": 1})  # rows without fields: every field
     assert '"id":9' in text and '"id":8' not in text and '"total":2' in text
