@@ -162,28 +162,6 @@ def _answer_schema(state: AgentState, deps: AgentDeps) -> type[BaseModel]:
     return grounded_schema(schema, observed(state.get("trace") or []))
 
 
-def _figures(filled: Mapping[str, Any], observed: str) -> str:
-    """Render the figures the tools filled; a list or object the observations show is named.
-
-    Such a value (a report's list of flagged cards) is already in the prompt, verbatim,
-    just below: repeating it would double what the run processes without telling the model
-    anything. Scalars stay, so the note still says which figure is which.
-    """
-    shown: dict[str, Any] = {}
-    named: list[str] = []
-    for name, value in filled.items():
-        text = json.dumps(value, separators=(",", ":"), default=str)
-        if isinstance(value, list | dict) and text in observed:
-            named.append(name)
-        else:
-            shown[name] = value
-    figures = json.dumps(shown, separators=(",", ":"), default=str) if shown else ""
-    if not named:
-        return figures
-    listed = ", ".join(named)
-    return f"{figures} and {listed} as observed" if figures else f"{listed} as observed"
-
-
 def _prompt(
     state: AgentState,
     deps: AgentDeps,
@@ -195,12 +173,13 @@ def _prompt(
     observed = observations_text(trace, deps.config.answer_fields, deps.config.answer_rows)
     note = f" Answer as {schema.__name__} JSON." if schema else ""
     if filled and rest is not None:
+        figures = json.dumps(filled, separators=(",", ":"), default=str)
         fields = "; ".join(
             f"{name}: {info.description or name}" for name, info in rest.model_fields.items()
         )
         note = (
-            f" These figures come from the tools: {_figures(filled, observed)}. Write only "
-            f"the other fields, using them: {fields}"
+            f" These figures come from the tools: {figures}. Write only the other fields, "
+            f"using them: {fields}"
         )
     system = FINALIZE.render(
         agent_name=deps.config.name, results=_unshown_results(state.get("plan"), trace)

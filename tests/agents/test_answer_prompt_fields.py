@@ -45,7 +45,7 @@ def test_ingestions_answer_prompt_shows_the_title_and_text_only(
     assert "content_sha256" not in answer_prompt and "start_char" not in answer_prompt
 
 
-def test_the_answer_prompt_names_the_request_once_and_a_shown_list_once(
+def test_the_answer_prompt_names_the_request_once(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
     model = scripted(
@@ -58,10 +58,13 @@ def test_the_answer_prompt_names_the_request_once_and_a_shown_list_once(
     assert out.success and out.result["flagged"]  # sourced from the tool, in full
     (answer_prompt,) = [" ".join(str(m.content) for m in p) for p in model.prompts]
     assert answer_prompt.count(request) == 1
-    flagged = json.dumps(out.result["flagged"], separators=(",", ":"))
-    assert answer_prompt.count(flagged) == 1  # the observation shows it; the note names it
-    assert "flagged as observed" in answer_prompt
-    assert f'"cards_scanned":{out.result["cards_scanned"]}' in answer_prompt
+    # naming the flagged list in the note instead of repeating it made the model claim the
+    # scanned cards as flagged (bench/RESULTS.md): the note shows the figures it pairs
+    figures = json.dumps(
+        {"flagged": out.result["flagged"], "cards_scanned": out.result["cards_scanned"]},
+        separators=(",", ":"),
+    )
+    assert f"These figures come from the tools: {figures}." in answer_prompt
 
 
 def test_governances_answer_prompt_shows_a_flags_card_reason_and_severity_only(
