@@ -84,23 +84,22 @@ def test_governances_answer_prompt_shows_a_flags_card_reason_and_severity_only(
     assert "created_at" not in answer_prompt
 
 
-def test_diagnostics_answer_prompt_shows_the_latest_reviews_cards_ratings_and_times(
+def test_learnings_answer_prompt_shows_the_first_due_cards_ids_and_fronts(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
-    definition = default_registry().get("diagnostic")
-    rows = definition.answer_rows["get_review_history"]
+    definition = default_registry().get("learning")
+    rows = definition.answer_rows["list_due_cards"]
     model = scripted(
-        structured("Diagnosis", patterns=[], weak_areas=[], summary="You are doing well."),
+        structured("NextCard", reason="It is the most urgent."),
         metadata={"noema_plans": False},
     )
-    state = run_agent_graph("diagnostic", model, demo.path, "How am I doing?")
-    (history,) = [s for s in state["trace"] if s.action and s.action.tool == "get_review_history"]
-    assert history.action is not None
-    reviews = history.action.output["data"]["reviews"]
-    assert len(reviews) > rows  # the run reads them all; the prompt shows the first ones
+    state = run_agent_graph("learning", model, demo.path, "What should I study next?")
+    (due,) = [s for s in state["trace"] if s.action and s.action.tool == "list_due_cards"]
+    assert due.action is not None
+    cards = due.action.output["data"]["cards"]
+    assert len(cards) > rows  # the run reads them all; the prompt shows the first ones
     answer_prompt = " ".join(str(m.content) for m in model.prompts[-1])
-    assert answer_prompt.count('"rating":') == rows
-    first = reviews[0]
-    shown = {k: first[k] for k in ("card_id", "rating", "reviewed_at")}
-    assert json.dumps(shown, separators=(",", ":")) in answer_prompt
-    assert '"response_time_ms"' not in answer_prompt and f'"id":{first["id"]}' not in answer_prompt
+    assert answer_prompt.count('"front":') == rows
+    first = {"card_id": cards[0]["card_id"], "front": cards[0]["front"]}
+    assert json.dumps(first, separators=(",", ":")) in answer_prompt
+    assert '"state":' not in answer_prompt and '"due_total":' not in answer_prompt
