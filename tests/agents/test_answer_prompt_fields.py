@@ -67,23 +67,6 @@ def test_the_answer_prompt_names_the_request_once(
     assert f"These figures come from the tools: {figures}." in answer_prompt
 
 
-def test_governances_answer_prompt_shows_a_flags_card_reason_and_severity_only(
-    scripted: Any, demo: DemoSummary, run_agent_graph: Run
-) -> None:
-    assert default_registry().get("governance").answer_fields["flag_card"]
-    model = scripted(
-        tools_reply(call("flag_card", {"card_id": 40, "reason": "wrong", "severity": "high"})),
-        structured("GovernanceReport", cards_scanned=1, summary="Card 40 is flagged."),
-        metadata={"noema_plans": False},
-    )
-    state = run_agent_graph("governance", model, demo.path, "Flag card 40: its answer is wrong.")
-    (step,) = [s for s in state["trace"] if s.kind == "tool"]
-    assert step.action is not None and "created_at" in step.action.output["data"]
-    answer_prompt = " ".join(str(m.content) for m in model.prompts[-1])
-    assert 'Observation: {"card_id":40,"reason":"wrong","severity":"high"}' in answer_prompt
-    assert "created_at" not in answer_prompt
-
-
 def test_learnings_answer_prompt_shows_the_first_due_cards_ids_and_fronts(
     scripted: Any, demo: DemoSummary, run_agent_graph: Run
 ) -> None:
