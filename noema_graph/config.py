@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PositiveInt,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -234,6 +235,12 @@ class AgentConfig(BaseModel):
         description="Per tool, the fields of its result the answer prompt shows (dotted "
         "paths, lists walked, e.g. {'get_review_history': ('reviews.rating',)}); () leaves "
         "the tool out of the answer prompt; a tool not named shows its whole result.",
+    )
+    answer_rows: dict[str, PositiveInt] = Field(
+        default_factory=dict[str, PositiveInt],
+        description="Per tool, how many entries of each list in its result the answer "
+        "prompt shows, the first ones (e.g. {'get_review_history': 5}); grounding still "
+        "reads the whole result.",
     )
     check_claims: bool = Field(
         default=False,

@@ -315,12 +315,11 @@ Write only the steps still to do (1 to ${max_steps}).""",
 
 FINALIZE = PromptTemplate(
     "finalize",
-    "1.1.0",
+    "1.2.0",
+    # the request is named once, in FINAL_ANSWER (nearest the answer); ``results`` is empty
+    # when the observations there show every completed step
     """You are ${agent_name}. Write the final answer to the user's request from the results \
-below. Be direct and complete; do not mention the plan.
-Request: ${request}
-Results:
-${results}""",
+below. Be direct and complete; do not mention the plan.${results}""",
 )
 
 FINAL_ANSWER = PromptTemplate(

@@ -9,6 +9,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PositiveInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -74,6 +75,9 @@ class AgentDefinition(BaseModel):
             paths, lists walked; see :mod:`~noema_graph.nodes.answer_fields`): what the
             answer step reads and nothing else. ``[]`` leaves the tool out of the answer
             prompt; a tool not named shows its whole result.
+        answer_rows: Per tool, how many entries of each list in its result the answer
+            prompt shows (the first ones; the rest are left out of the prompt, not of the
+            run's grounding): a long history the answer needs only a sample of.
         secret_fields: Per tool, the fields of its result the learner must not be shown
             (dotted paths into the result's data, e.g. a card's ``back`` for the tutor): no
             text field of an answer may contain them. The agent's answer check and the
@@ -106,6 +110,7 @@ class AgentDefinition(BaseModel):
     answer_choices: dict[str, str] = Field(default_factory=dict[str, str])
     secret_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
     answer_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict[str, tuple[str, ...]])
+    answer_rows: dict[str, PositiveInt] = Field(default_factory=dict[str, PositiveInt])
     scope_examples: tuple[str, ...] = ()
 
     def __init__(self, **data: Any) -> None:
@@ -195,6 +200,10 @@ class AgentDefinition(BaseModel):
             for path in paths:
                 if problem := field_problem(path):
                     raise ValueError(f"answer_fields.{tool}: {problem}")
+        for tool in self.answer_rows:
+            if self._inputs(tool) is None:
+                msg = f"answer_rows: {tool!r} is not one of the agent's tools {list(self.tools)}"
+                raise ValueError(msg)
         return self
 
     @model_validator(mode="after")
@@ -290,6 +299,7 @@ class AgentDefinition(BaseModel):
             "answer_choices": self.answer_choices,
             "secret_fields": self.secret_fields,
             "answer_fields": self.answer_fields,
+            "answer_rows": self.answer_rows,
             **self.limits.model_dump(),
         }
         return AgentConfig(**{**base, **overrides})

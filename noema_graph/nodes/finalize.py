@@ -55,8 +55,8 @@ from noema_graph.state.models import ReasoningStep, StopReason, TaskPlan, Usage
 from noema_graph.state.outcome import FINISHED, Outcome, run_outcome
 from noema_graph.state.reducers import apply_update
 
-ANSWER_REQUEST = "\nRequest: "
-"""Where the answer's system message (:data:`~noema_graph.prompts.FINALIZE`) names the request."""
+ANSWER_RESULTS = "${results}"
+"""Where the answer's system message (:data:`~noema_graph.prompts.FINALIZE`) ends being stable."""
 
 # Limits that no longer matter once the work is done. After max_iterations the final answer
 # may still be written by the model (finalize is not an iteration); after a time or money
@@ -108,7 +108,9 @@ def _shown(trace: Sequence[ReasoningStep]) -> list[ReasoningStep]:
 
 
 def observations_text(
-    trace: Sequence[ReasoningStep], fields: Mapping[str, Sequence[str]] | None = None
+    trace: Sequence[ReasoningStep],
+    fields: Mapping[str, Sequence[str]] | None = None,
+    rows: Mapping[str, int] | None = None,
 ) -> str:
     """Render the run's successful tool calls and results, the latest last.
 
@@ -116,9 +118,10 @@ def observations_text(
     few-shot examples, so a small model continues the pattern and copies the answer's
     figures from the real observation; failed calls are left out. ``fields`` (the agent's
     ``answer_fields``) keeps, per tool, only the result fields the answer reads; a tool
-    it maps to no fields is left out.
+    it maps to no fields is left out. ``rows`` (``answer_rows``) keeps, per tool, the
+    first entries of each list of its result.
     """
-    fields = fields or {}
+    fields, rows = fields or {}, rows or {}
     lines: list[str] = []
     for step in _shown(trace):
         assert step.action is not None  # _shown keeps calls only
@@ -126,8 +129,9 @@ def observations_text(
         if named is not None and not named:
             continue
         args = json.dumps(step.action.input, separators=(",", ":"), default=str)
-        if named:  # the call's full output: the observation is a preview, maybe cut
-            view = shown_fields(result_data(step.action.output), named)
+        limit = rows.get(step.action.tool)
+        if named or limit:  # the call's full output: the observation is a preview, maybe cut
+            view = shown_fields(result_data(step.action.output), named, limit)
             data = json.dumps(view, separators=(",", ":"), default=str)[:FINAL_OBSERVATION_CHARS]
         else:
             data = _observation_data(step.observation or "")[:FINAL_OBSERVATION_CHARS]
@@ -149,9 +153,10 @@ def _unshown_results(plan: TaskPlan | None, trace: Sequence[ReasoningStep]) -> s
         for desc, result in done
         if not any(o.startswith(result.split(TRUNCATED)[0]) for o in shown)
     ]
-    if done and not kept:
-        return "(the observations below)"
-    return "\n".join(f"- {desc}: {result}" for desc, result in kept) or "(none yet)"
+    if done and not kept:  # the observations show them all: nothing to add
+        return ""
+    listed = "\n".join(f"- {desc}: {result}" for desc, result in kept) or "(none yet)"
+    return f"\nResults:\n{listed}"
 
 
 def _answer_schema(state: AgentState, deps: AgentDeps) -> type[BaseModel]:
@@ -170,6 +175,8 @@ def _prompt(
     rest: type[BaseModel] | None = None,
 ) -> list[BaseMessage]:
     schema = deps.config.output_schema
+    trace = state.get("trace") or []
+    observed = observations_text(trace, deps.config.answer_fields, deps.config.answer_rows)
     note = f" Answer as {schema.__name__} JSON." if schema else ""
     if filled and rest is not None:
         figures = json.dumps(filled, separators=(",", ":"), default=str)
@@ -180,12 +187,8 @@ def _prompt(
             f" These figures come from the tools: {figures}. Write only the other fields, "
             f"using them: {fields}"
         )
-    trace = state.get("trace") or []
-    observed = observations_text(trace, deps.config.answer_fields)
     system = FINALIZE.render(
-        agent_name=deps.config.name,
-        request=latest_request(state.get("messages", [])),
-        results=_unshown_results(state.get("plan"), trace),
+        agent_name=deps.config.name, results=_unshown_results(state.get("plan"), trace)
     )
     # the observations come last, nearest the answer: a small model copies what it read last
     ask = FINAL_ANSWER.render(
@@ -212,7 +215,7 @@ def answer_prefix(prompt: Sequence[BaseMessage], agent_name: str) -> str | None:
     observations, so the embedded model's saved prefix of it serves every run that picks
     the same example (:mod:`noema_graph.models.prefix_cache`).
     """
-    opening = FINALIZE.text.partition(ANSWER_REQUEST)[0].replace("${agent_name}", agent_name)
+    opening = FINALIZE.text.partition(ANSWER_RESULTS)[0].replace("${agent_name}", agent_name)
     text = prompt[0].text if prompt else ""
     at = text.find(opening)
     return text[: at + len(opening)] if at >= 0 else None

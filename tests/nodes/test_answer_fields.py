@@ -15,13 +15,11 @@ from noema_graph.nodes.answer_fields import field_problem, shown_fields
 from noema_graph.nodes.finalize import observations_text
 from noema_graph.state.models import ReasoningStep, ToolAction
 
-HISTORY = {
-    "reviews": [
-        {"id": 9, "card_id": 4, "rating": 1, "reviewed_at": "2025-01-02T00:00:00Z"},
-        {"id": 8, "card_id": 5, "rating": 3, "reviewed_at": "2025-01-01T00:00:00Z"},
-    ],
-    "total": 2,
-}
+REVIEWS = [
+    {"id": 9, "card_id": 4, "rating": 1, "reviewed_at": "2025-01-02T00:00:00Z"},
+    {"id": 8, "card_id": 5, "rating": 3, "reviewed_at": "2025-01-01T00:00:00Z"},
+]
+HISTORY = {"reviews": REVIEWS, "total": 2}
 
 
 def _step(tool: str, data: dict[str, Any], *, cut: bool = False) -> ReasoningStep:
@@ -90,3 +88,24 @@ def test_every_catalog_declaration_reaches_its_agents_config() -> None:
     for definition in DEFINITIONS:
         config = definition.to_config("x")
         assert config.answer_fields == definition.answer_fields
+
+
+def test_answer_rows_keep_the_first_entries_of_each_list() -> None:
+    assert shown_fields(HISTORY, ["reviews.rating"], 1) == {"reviews": [{"rating": 1}]}
+    assert shown_fields(HISTORY, None, 1) == {"reviews": REVIEWS[:1], "total": 2}
+    trace = [_step("hist", HISTORY, cut=True), _step("learning_stats", {"retention": 0.8})]
+    text = observations_text(trace, {}, {"hist": 1})  # rows without fields: every field
+    assert '"id":9' in text and '"id":8' not in text and '"total":2' in text
+    assert 'Observation: {"retention":0.8}' in text
+
+
+def test_answer_rows_name_the_agents_own_tools_and_a_positive_count() -> None:
+    with pytest.raises(ConfigurationError, match="answer_rows") as caught:
+        _definition(answer_rows={"get_card": 3})
+    assert "get_card" in str(caught.value)
+    with pytest.raises(ConfigurationError, match="answer_rows"):
+        _definition(answer_rows={"learning_stats": 0})
+    config = _definition(answer_rows={"learning_stats": 3}).to_config("x")
+    assert config.answer_rows == {"learning_stats": 3}
+    for definition in DEFINITIONS:
+        assert definition.to_config("x").answer_rows == definition.answer_rows
