@@ -32,7 +32,12 @@ from noema_graph.grounding.answers import max_length
 from noema_graph.grounding.choices import kept_choices
 from noema_graph.grounding.examples import example_words, without_example_words
 from noema_graph.grounding.secrets import masked, unleaked
-from noema_graph.grounding.unseen import Evidence, trace_results, without_unseen_sentences
+from noema_graph.grounding.unseen import (
+    Evidence,
+    trace_results,
+    unseen_words,
+    without_unseen_sentences,
+)
 from noema_graph.grounding.words import fold
 from noema_graph.state.models import ReasoningStep
 
@@ -138,9 +143,12 @@ def checked_answer(
         answer.update(dict.fromkeys(empty, ""))
         evidence = Evidence(trace_results(trace), data.request)
         answer, dropped, emptied = without_unseen_sentences(answer, fields, evidence)
+        # the fallback names only figures the evidence holds: a field filled from a call's
+        # arguments or left at its empty value (a write that did not run) is no finding
+        seen = {k: v for k, v in data.filled.items() if not unseen_words(f"{v}", evidence)}
         for name in dict.fromkeys([*empty, *emptied]):
             field = data.schema.model_fields[name] if data.schema else None
-            answer[name] = data_sentence(data.filled, max_length(field) if field else None)
+            answer[name] = data_sentence(seen, max_length(field) if field else None)
         notes += cleared + dropped
     answer, found = unleaked(answer, data.secrets)
     notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in found]

@@ -186,10 +186,11 @@ def test_example_words_are_what_only_the_examples_state() -> None:
 
 
 def test_the_checks_run_in_order_and_note_each_change() -> None:
-    card = ok("get_card", {"card_id": 5}, {"back": "Madrid", "concepts": ["Capital cities"]})
+    result = {"back": "Madrid", "concepts": ["Capital cities"], "reviews": 2}
+    card = ok("get_card", {"card_id": 5}, result)
     data = AnswerData(
         schema=Report,
-        filled={"count": 2},
+        filled={"count": 2},  # a figure the tool gave: the fallback may name it
         opened=(),
         choices={"topics": ("Capital cities",), "focus": ()},
         secrets=("Madrid",),

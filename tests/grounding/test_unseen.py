@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from noema_graph.agents import schemas
@@ -69,7 +70,8 @@ def test_the_answer_check_drops_only_the_sentences_no_tool_gave() -> None:
     kept, none = checked_answer({**answer, "summary": "Cards on Morocco."}, _data(), _trace())
     assert kept["summary"] == "Cards on Morocco." and none == []
     # nothing left: the field falls back to the figures the tools gave
-    emptied, _ = checked_answer({**answer, "summary": "Also Jupiter in 2023."}, _data(), _trace())
+    in_deck_2 = _data("Make cards about Morocco in deck 2.")
+    emptied, _ = checked_answer({**answer, "summary": "Also Jupiter in 2023."}, in_deck_2, _trace())
     assert emptied["summary"] == "deck id 2."
     assert emptied["card_ids"] == [1]  # list fields are the choices' business
 
@@ -81,3 +83,14 @@ def test_a_subagents_tool_results_are_evidence_too() -> None:
     evidence = Evidence(trace_results(trace), "Consult the other agent.")
     assert seen_sentences("It names Jupiter.", evidence) == ("It names Jupiter.", [])
     assert seen_sentences("It names Saturn.", evidence) == ("", ["Saturn"])
+
+
+def test_the_fallback_names_only_figures_the_evidence_holds() -> None:
+    # deck 7 is only an argument the model wrote (or an unwritten field's empty value):
+    # the fallback sentence leaves it out rather than state a figure no tool gave
+    data = dataclasses.replace(_data(), filled={"deck_id": 7, "lapses": 187})
+    answer = {"deck_id": 7, "card_ids": [1], "summary": "Also Jupiter."}
+    checked, _ = checked_answer(answer, data, _trace())
+    assert checked["summary"] == "lapses 187."
+    bare = dataclasses.replace(data, filled={"deck_id": 7})
+    assert checked_answer(answer, bare, _trace())[0]["summary"] == ""
