@@ -12,7 +12,9 @@
    unclear request keeps the change it most likely asks for (``intent="uncertain"`` with
    that write and its references), which never writes: the run asks the learner about it
    when questions are allowed, else runs it dry and says what it would change
-   (:func:`~noema_graph.grounding.reading.may_preview`);
+   (:func:`~noema_graph.grounding.reading.may_preview`); so does a question to an agent
+   with no tool that only reads (governance: "does card 203 look like a duplicate?" is
+   answered by what its likeliest write would do, dry);
 4. a change must have every reference its tool needs, at most one record of each kind it
    takes once (of several, the one written as the destination: ``from Chemistry into
    Biology``), any number of the record it repeats over (``cards 154 and 157``: two calls),
@@ -78,6 +80,7 @@ class AgentReader:
         self.description = description
         self.schemas = {t.name: tool_args_schema(t) for t in tools}
         self.writes = [t.name for t in tools if writes(t)]
+        self.reads = any(not writes(t) for t in tools)
         self.kinds = sorted(
             {k for s in self.schemas.values() for k in references(s).values() if k in TABLES}
         )
@@ -111,12 +114,18 @@ class AgentReader:
         if decision.label not in self.writes:
             unchanged = self._unchanged(decision.label, decision.margin, linked)
             likeliest = _likeliest(decision.scores, self.writes)
-            if decision.label == QUESTION or likeliest is None:
+            if likeliest is None or (decision.label == QUESTION and self.reads):
                 return unchanged
             maybe = self._change(likeliest, text, linked, decision.margin)
             if maybe.refusal is not None:  # no change to show: the note says what is unclear
                 return unchanged
-            return maybe.model_copy(update={"intent": "uncertain", "note": unchanged.note})
+            note = unchanged.note
+            if decision.label == QUESTION:  # no tool that only reads: show the change, dry
+                note = (
+                    "Nothing was changed: the request asks a question, and the "
+                    f"{self.agent} agent answers it with what {likeliest} would do."
+                )
+            return maybe.model_copy(update={"intent": "uncertain", "note": note})
         return self._change(decision.label, text, linked, decision.margin)
 
     def _change(self, tool: str, text: str, linked: Linked, margin: float) -> RequestReading:
