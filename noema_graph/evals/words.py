@@ -44,9 +44,9 @@ from noema_graph.evals.scorers import parsed
 from noema_graph.grounding.unseen import (
     SENTENCE_BREAK,
     Evidence,
-    fold,
     unseen_names,
     unseen_numbers,
+    word_fold,
 )
 from noema_graph.nodes.common import TRUNCATED
 from noema_graph.trajectory.schema import Trajectory
@@ -117,7 +117,7 @@ def framework_written(trajectory: Trajectory) -> bool:
 def _entry_grounded(entry: str, evidence: Evidence) -> bool:
     if evidence.holds(entry):
         return True
-    words = [w for w in fold(entry).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
+    words = [w for w in word_fold(entry).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
     return bool(words) and all(w in evidence.words for w in words)
 
 
@@ -129,7 +129,7 @@ def _copied(phrase: str, evidence: Evidence) -> bool:
     """
     if evidence.holds(phrase, results_only=True):
         return False
-    words = [w for w in fold(phrase).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
+    words = [w for w in word_fold(phrase).split() if len(w) >= ENTRY_WORD and not w.isdigit()]
     return not words or any(w not in evidence.result_words for w in words)
 
 
@@ -172,11 +172,11 @@ def ungrounded_words(
             found += [
                 Ungrounded(kind="name", field=field, text=w) for w in unseen_names(text, evidence)
             ]
-        folded = fold(text)
+        folded = word_fold(text)
         found += [
             Ungrounded(kind="example", field=field, text=phrase)
             for phrase in examples
-            if fold(phrase) in folded and _copied(phrase, evidence)
+            if word_fold(phrase) in folded and _copied(phrase, evidence)
         ]
     return _unique(found)
 

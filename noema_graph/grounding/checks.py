@@ -143,12 +143,13 @@ def checked_answer(
         answer.update(dict.fromkeys(empty, ""))
         evidence = Evidence(trace_results(trace), data.request)
         answer, dropped, emptied = without_unseen_sentences(answer, fields, evidence)
-        # the fallback names only figures the evidence holds: a field filled from a call's
-        # arguments or left at its empty value (a write that did not run) is no finding
-        seen = {k: v for k, v in data.filled.items() if not unseen_words(f"{v}", evidence)}
-        for name in dict.fromkeys([*empty, *emptied]):
-            field = data.schema.model_fields[name] if data.schema else None
-            answer[name] = data_sentence(seen, max_length(field) if field else None)
+        if fallback := list(dict.fromkeys([*empty, *emptied])):
+            # the fallback names only figures the evidence holds: a field filled from a
+            # call's arguments or left at its empty value (a write that did not run) is none
+            seen = {k: v for k, v in data.filled.items() if not unseen_words(f"{v}", evidence)}
+            for name in fallback:
+                field = data.schema.model_fields[name] if data.schema else None
+                answer[name] = data_sentence(seen, max_length(field) if field else None)
         notes += cleared + dropped
     answer, found = unleaked(answer, data.secrets)
     notes += [f"{where}: masked a secret of a tool result (secret_fields)" for where in found]

@@ -37,8 +37,12 @@ _OPENERS = re.compile(r"(?:^|[.!?:;\"(\[]\s*|\n\s*)$")
 _ACTION_KINDS = ("tool", "hallucinated_action")
 
 
-def fold(text: str) -> str:
-    """Return ``text`` case-folded with runs of non-word characters made one space, padded."""
+def word_fold(text: str) -> str:
+    """Return ``text`` case-folded with runs of non-word characters made one space, padded.
+
+    Padded so that ``word_fold(phrase) in word_fold(text)`` matches whole words only; not
+    :func:`noema_graph.grounding.words.fold`, which keeps punctuation and drops accents.
+    """
     return " " + " ".join(re.sub(r"[^\w%]+", " ", text.casefold()).split()) + " "
 
 
@@ -47,8 +51,8 @@ class Evidence:
 
     def __init__(self, results: Sequence[str], request: str) -> None:
         """Index ``results`` and ``request``."""
-        self.results = fold(" ".join(results))
-        self.text = self.results + fold(request)
+        self.results = word_fold(" ".join(results))
+        self.text = self.results + word_fold(request)
         self.words = set(self.text.split())
         self.result_words = set(self.results.split())
         raw = " ".join([*results, request])
@@ -57,7 +61,7 @@ class Evidence:
 
     def holds(self, phrase: str, *, results_only: bool = False) -> bool:
         """Return whether the evidence holds ``phrase`` as whole words."""
-        folded = fold(phrase)
+        folded = word_fold(phrase)
         return folded.strip() != "" and folded in (self.results if results_only else self.text)
 
     def has_number(self, text: str, decimals: int, percent: bool) -> bool:
@@ -114,7 +118,7 @@ def unseen_names(text: str, evidence: Evidence) -> Iterator[str]:
             continue
         if is_mask(word):
             continue
-        if not all(token in evidence.words for token in fold(word).split()):
+        if not all(token in evidence.words for token in word_fold(word).split()):
             yield word
 
 

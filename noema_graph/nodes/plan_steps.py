@@ -284,11 +284,11 @@ def referenced_reads(
         ((name, kind),) = refs.items()
         for value in reading.values(kind):
             args = {name: value}
-            if (tool.name, json.dumps(args, sort_keys=True, default=str)) in made:
+            call = (tool.name, json.dumps(args, sort_keys=True, default=str))
+            if call in made:
                 continue
-            made.add((tool.name, json.dumps(args, sort_keys=True, default=str)))
-            shown = f"{kind} {value}"
-            steps.append(TaskStep(description=f"Read {shown}.", tool=tool.name, args=args))
+            made.add(call)
+            steps.append(TaskStep(description=f"Read {kind} {value}.", tool=tool.name, args=args))
     return steps
 
 

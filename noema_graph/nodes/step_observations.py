@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from noema_graph.grounding.sources import REQUEST_SOURCES, parse_source
+from noema_graph.models.grammar import tool_args_schema
 from noema_graph.state.models import TaskStep
 
 TEXT_CHARS = 160
@@ -39,7 +39,7 @@ def argument_keys(tools: Iterable[BaseTool]) -> frozenset[str]:
     """Return every property name of the tools' argument schemas, nested ones included."""
     keys: set[str] = set()
     for tool in tools:
-        _schema_keys(convert_to_openai_tool(tool)["function"].get("parameters", {}), keys)
+        _schema_keys(tool_args_schema(tool), keys)  # converted once per tool
     return frozenset(keys)
 
 
