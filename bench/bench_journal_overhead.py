@@ -1,16 +1,17 @@
 """The change journal's cost on a write tool call (issue 37 target: at most 10%).
 
 Two copies of the sample store: one taken back to schema 2 (no journal: no tables, no
-triggers), one at schema 3. Each write operation runs N times on both, interleaved in
-rounds so that the machine's load falls on both alike; each figure is the median per call.
+triggers), one at the newest schema (the journal). Each write operation runs N times on both,
+interleaved in rounds so that the machine's load falls on both alike; each figure is the median
+per call.
 
 - ``op``: the operation alone in an open store (``call`` on schema 2 against
-  ``call_journaled`` on schema 3: the undo check, the change set, the triggers' rows).
+  ``call_journaled`` on the newest schema: the change set, the triggers' rows).
 - ``handler``: the domain tool's handler as it runs today (open the store, run, close): a
   new SQLite connection per call, which parses the schema, triggers included.
 - ``tool``: the call as an agent makes it: the LangChain tool of the ToolSpec, through the
   ToolRunner (validation, worker thread, ToolResult, observation), inside a run scope (as
-  ``tool_node`` sets for every call) on both schemas; journaled on schema 3 only.
+  ``tool_node`` sets for every call) on both schemas; journaled on the newest only.
 - ``tool CPU``: the same calls' CPU time (the process's, worker thread included), which a
   loaded machine's waits for a core do not inflate.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -41,7 +43,6 @@ from noema_graph.agents.domain_tools import domain_spec  # noqa: E402  # after t
 from noema_graph.context import RunContext, RunScope, run_scope  # noqa: E402
 from noema_graph.noema.demo import write_demo_data  # noqa: E402
 from noema_graph.noema.journal import ChangeContext  # noqa: E402
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, SETS_TABLE  # noqa: E402
 from noema_graph.noema.operations import DOMAIN_OPERATIONS  # noqa: E402
 from noema_graph.noema.schema import MIGRATIONS  # noqa: E402
 from noema_graph.noema.store import LearningStore  # noqa: E402
@@ -72,16 +73,20 @@ def arguments(name: str, i: int) -> dict[str, Any]:
 
 
 def without_journal(path: Path) -> None:
-    """Take a schema-3 SQLite store back to schema 2: no journal tables, no triggers."""
+    """Take a journaled SQLite store back to schema 2: no journal tables, no triggers."""
     with sqlite3.connect(path) as conn:
         triggers = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%_journal_%'"
         ).fetchall()
         for (name,) in triggers:
             conn.execute(f"DROP TRIGGER {name}")
-        for table in (JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE):
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute("DELETE FROM schema_version WHERE version = 3")
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN"
+            " ('change_journal', 'change_sets', 'journal_context')"
+        ).fetchall()
+        for (name,) in tables:
+            conn.execute(f"DROP TABLE {name}")
+        conn.execute("DELETE FROM schema_version WHERE version > 2")
     with LearningStore.open(path, migrations=MIGRATIONS[:2]) as plain:
         assert plain.schema_version() == 2
 
@@ -108,21 +113,33 @@ def timed(call: Callable[[], Any]) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def measure(name: str, old: Path, new: Path, calls: int) -> dict[str, float]:
-    """Return the median seconds per call of each level on both schemas."""
+def tool_pair(name: str, old: Path, new: Path) -> tuple[ToolSpec, ToolSpec]:
+    """Return the tool specs of ``name`` before the journal (on ``old``) and with it."""
+    journaled = domain_spec(name, new)
+    plain = ToolSpec(
+        name=name,
+        description=journaled.description,
+        input_schema=DOMAIN_OPERATIONS[name].input_model,
+        handler=schema2_handler(name, old),
+        permission=journaled.permission,
+        idempotency=journaled.idempotency,
+    )
+    return plain, journaled
+
+
+def measure(name: str, files: dict[str, tuple[Path, Path]], calls: int) -> dict[str, float]:
+    """Return the median seconds per call of each level on both schemas.
+
+    Each level writes its own pair of files, as one agent's tool calls write through one
+    connection: a write from another connection would make the next call reload SQLite's
+    page cache (and the journal's pages with it), which the call alone does not pay.
+    """
     keys = ("op2", "op3", "h2", "h3", "t2", "t3", "c2", "c3")
     times: dict[str, list[float]] = {k: [] for k in keys}
     counter = itertools.count()
-    spec3 = domain_spec(name, new)
-    spec2 = ToolSpec(
-        name=name,
-        description=spec3.description,
-        input_schema=DOMAIN_OPERATIONS[name].input_model,
-        handler=schema2_handler(name, old),
-        permission=spec3.permission,
-        idempotency=spec3.idempotency,
-    )
-    tool2, tool3 = tool_of(spec2), tool_of(spec3)
+    old, new = files["op"]
+    spec2, spec3 = tool_pair(name, *files["handler"])
+    tool2, tool3 = (tool_of(spec) for spec in tool_pair(name, *files["tool"]))
     with (
         LearningStore.open(old, migrations=MIGRATIONS[:2]) as plain,
         LearningStore.open(new) as journaled,
@@ -177,15 +194,20 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        old, new = Path(folder) / "v2.db", Path(folder) / "v3.db"
-        write_demo_data(old)
-        write_demo_data(new)
-        without_journal(old)
+        sample = Path(folder) / "sample.db"
+        write_demo_data(sample)
+        files: dict[str, tuple[Path, Path]] = {}
+        for level in ("op", "handler", "tool"):
+            old, new = Path(folder) / f"{level}-v2.db", Path(folder) / f"{level}-new.db"
+            shutil.copy(sample, old)
+            shutil.copy(sample, new)
+            without_journal(old)
+            files[level] = (old, new)
         heads = ("op", "handler", "tool call", "tool CPU")
         print(f"{'operation':14}" + "".join(f"{h:>22}" for h in heads))
         worst: dict[str, float] = {"op": 0.0, "handler": 0.0, "tool": 0.0, "tool CPU": 0.0}
         for name in NAMES:
-            med = measure(name, old, new, args.calls)
+            med = measure(name, files, args.calls)
             cells = ""
             for level, (a, b) in {
                 "op": ("op2", "op3"), "handler": ("h2", "h3"), "tool": ("t2", "t3"),

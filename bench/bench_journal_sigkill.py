@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from noema_graph.errors import NoemaError  # noqa: E402  # after the path
 from noema_graph.noema.demo import write_demo_data  # noqa: E402
 from noema_graph.noema.journal import ChangeContext, thread_changes, undo_thread  # noqa: E402
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, SETS_TABLE  # noqa: E402
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SET_SPAN, SETS_TABLE  # noqa: E402
 from noema_graph.noema.store import LearningStore  # noqa: E402
 from noema_graph.storage.sql.driver import fetch_all  # noqa: E402
 from tests.noema.journal_helpers import snapshot  # noqa: E402
@@ -68,11 +68,12 @@ def child(path: str, thread: str) -> None:
 def check(path: Path, thread: str, before: Any) -> tuple[int, int]:
     """Check journal and store agree after the kill; undo the thread; return (sets, rows)."""
     with LearningStore.open(path) as store:
-        assert store.run(fetch_all(f"SELECT * FROM {CONTEXT_TABLE}"), write=False) == []
+        writing = f"SELECT id FROM {SETS_TABLE} WHERE writing IS NOT NULL"
+        assert store.run(fetch_all(writing), write=False) == []
         empty = store.run(
             fetch_all(
-                f"SELECT id FROM {SETS_TABLE} s WHERE NOT EXISTS"
-                f" (SELECT 1 FROM {JOURNAL_TABLE} j WHERE j.set_id = s.id)"
+                f"SELECT id FROM {SETS_TABLE} s WHERE NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE} j"
+                f" WHERE j.id BETWEEN s.id * {SET_SPAN} AND s.id * {SET_SPAN} + {SET_SPAN - 1})"
             ),
             write=False,
         )

@@ -13,10 +13,11 @@
   on PostgreSQL (:mod:`noema_graph.noema.journal_schema`). They see every row any
   statement changes, whichever operation ran it, write the journal in the write's own
   transaction (a crash leaves both or neither), and the journal is a plain table that
-  both databases query the same way. They fire only while ``journal_context`` names the
-  call's change set, so only tool calls are journaled. Their cost: SQLite parses every
-  trigger when a connection opens (about 0.4 ms on the project machine;
-  ``bench/bench_journal_overhead.py``), which a connection kept per worker would remove.
+  both databases query the same way. They journal only while the call's change set is
+  open (``change_sets.writing``), so only tool calls are journaled. Their cost: SQLite
+  parses every trigger when a connection opens (about 0.4 ms on the project machine),
+  which the store's pooled connections pay once; a journaled call adds two statements
+  (open the set, close it) and three pages at COMMIT (``bench/bench_journal_overhead.py``).
 
 **Undo** reads a thread's change sets still in effect (a set, a row of ``change_sets``, is
 one tool call's rows or one undo's; ``undone_by`` names the undo that reverted it, and a
@@ -47,8 +48,14 @@ from pydantic import BaseModel, ConfigDict
 from noema_graph.errors import NoemaError
 from noema_graph.noema.clock import to_db, utc_now
 from noema_graph.noema.errors import ToolInputError
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED, SETS_TABLE
-from noema_graph.storage.sql.driver import Op, execute, fetch_all, fetch_one, insert
+from noema_graph.noema.journal_schema import (
+    JOURNAL_TABLE,
+    JOURNALED,
+    SET_SPAN,
+    SETS_TABLE,
+    set_range,
+)
+from noema_graph.storage.sql.driver import Op, Statement, execute, fetch_all, fetch_one, insert
 
 T = TypeVar("T")
 Action = Literal["insert", "update", "delete"]
@@ -150,66 +157,58 @@ class WouldChange(NoemaError):
         self.rows = rows
 
 
+_SET_COLUMNS = "thread_id, call_id, tool, step, checkpoint_id, dry_run, reverts, created_at"
 _INSERT_SET = (
-    f"INSERT INTO {SETS_TABLE} (thread_id, call_id, tool, step, checkpoint_id, dry_run,"
-    " reverts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO {SETS_TABLE} ({_SET_COLUMNS}, writing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+OPEN_SET = (
+    f"INSERT INTO {SETS_TABLE} ({_SET_COLUMNS}, writing) SELECT ?, ?, ?, ?, ?, ?, ?, ?, 1"
+    f" WHERE NOT EXISTS (SELECT 1 FROM {SETS_TABLE} WHERE thread_id = ?"
+    " AND undone_by IS NOT NULL AND dry_run = 0)"
+)
+"""Open a tool call's change set unless an undo reverted the thread (8 set values, thread)."""
 _SELECT = (
-    "SELECT j.id, j.set_id, j.table_name, j.action, j.before, j.after, s.thread_id,"
-    " s.call_id, s.tool, s.step, s.checkpoint_id, s.dry_run, s.reverts, s.undone_by,"
-    f" s.created_at FROM {JOURNAL_TABLE} j JOIN {SETS_TABLE} s ON s.id = j.set_id"
+    f"SELECT j.id, j.id / {SET_SPAN} AS set_id, j.table_name, j.action, j.before, j.after,"
+    " s.thread_id, s.call_id, s.tool, s.step, s.checkpoint_id, s.dry_run, s.reverts,"
+    f" s.undone_by, s.created_at FROM {SETS_TABLE} s JOIN {JOURNAL_TABLE} j"
+    f" ON j.id BETWEEN s.id * {SET_SPAN} AND s.id * {SET_SPAN} + {SET_SPAN - 1}"
 )
+CLOSE_SET = f"UPDATE {SETS_TABLE} SET writing = NULL WHERE id = ?"
+"""Stop journaling under a change set (its id), before COMMIT."""
 
 
-def _insert_set(change: ChangeContext) -> Op[int]:
-    """Insert the change set row of ``change``; return its id (journaling not started)."""
-    set_id = yield from insert(
-        _INSERT_SET,
-        (
-            change.thread_id,
-            change.call_id,
-            change.tool,
-            change.step,
-            change.checkpoint_id,
-            int(change.dry_run),
-            change.reverts,
-            to_db(utc_now()),
-        ),
+def _set_values(change: ChangeContext) -> tuple[object, ...]:
+    return (
+        change.thread_id,
+        change.call_id,
+        change.tool,
+        change.step,
+        change.checkpoint_id,
+        int(change.dry_run),
+        change.reverts,
+        to_db(utc_now()),
     )
-    return set_id
 
 
-_OPEN = f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)"
-_OPEN_UNLESS_UNDONE = (
-    f"INSERT INTO {CONTEXT_TABLE} (set_id) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM"
-    f" {SETS_TABLE} WHERE thread_id = ? AND undone_by IS NOT NULL AND dry_run = 0)"
-)
+def _insert_set(change: ChangeContext, *, writing: bool) -> Op[int]:
+    """Insert the change set row of ``change``; the triggers journal under it if ``writing``.
 
-
-def _open_set(change: ChangeContext) -> Op[int]:
-    """Open the change set of ``change``: the triggers journal under it until it closes.
-
-    ``journal_context`` is empty here: every transaction that fills it empties it before
-    COMMIT (:func:`_close_set`, :func:`record_dry_run`), and one that fails rolls back.
+    A set is opened only where no other is: every transaction that opens one closes it
+    before COMMIT (:func:`_close_set`), and one that fails rolls back.
     """
-    set_id = yield from _insert_set(change)
-    yield from execute(_OPEN, (set_id,))
+    set_id = yield from insert(_INSERT_SET, (*_set_values(change), 1 if writing else None))
     return set_id
 
 
 def _close_set(set_id: int) -> Op[None]:
-    """Stop journaling; a set left with no real change is not kept.
+    """Stop journaling (one UPDATE of a page COMMIT writes anyway).
 
-    SQLite's triggers journal an UPDATE that changed nothing too (a WHEN clause would cost
-    parsing); in a kept set such rows stay, and every reader leaves them out
-    (:func:`row_changes`).
+    A set whose call changed nothing is kept, with no rows or with the rows of UPDATEs
+    that changed nothing (SQLite's triggers journal those too; a WHEN clause would cost
+    parsing): every reader leaves such rows out (:func:`row_changes`), so the set shows
+    nothing, and checking for it would cost every call a statement.
     """
-    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
-    yield from execute(  # its journal rows go with it (ON DELETE CASCADE)
-        f"DELETE FROM {SETS_TABLE} WHERE id = ? AND NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE}"
-        " WHERE set_id = ? AND (action <> 'update' OR before <> after))",
-        (set_id, set_id),
-    )
+    yield from execute(CLOSE_SET, (set_id,))
 
 
 def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
@@ -220,9 +219,12 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
         WouldChange: ``change.dry_run``: after ``op`` ran; the caller's transaction rolls
             back and :func:`record_dry_run` stores the rows.
     """
-    set_id = yield from _insert_set(change)
-    opened = yield from execute(_OPEN_UNLESS_UNDONE, (set_id, change.thread_id))
-    if opened.rowcount != 1:  # a change of the thread was reverted: is that undo in effect?
+    opened = yield Statement(
+        OPEN_SET, (*_set_values(change), change.thread_id), returns_id=True
+    )
+    if opened.rowcount == 1 and opened.lastrowid is not None:
+        set_id = opened.lastrowid
+    else:  # a change of the thread was reverted: is that undo in effect?
         undo_id = yield from undo_in_effect(change.thread_id)
         if undo_id is not None:
             raise ThreadUndone(
@@ -232,10 +234,10 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
                 fix=f"ask the learner: start a new thread, or take the undo back with "
                 f"`noema-graph undo {undo_id}`",
             )
-        yield from execute(_OPEN, (set_id,))
+        set_id = yield from _insert_set(change, writing=True)
     result = yield from op
     if change.dry_run:
-        rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
+        rows = yield from fetch_all(_SELECT + " WHERE s.id = ? ORDER BY j.id", (set_id,))
         raise WouldChange(result, [dict(row) for row in rows])
     yield from _close_set(set_id)
     return result
@@ -266,13 +268,15 @@ def record_dry_run(rows: Sequence[Mapping[str, Any]]) -> Op[None]:
             step=first["step"],
             checkpoint_id=first["checkpoint_id"],
             dry_run=True,
-        )
+        ),
+        writing=False,
     )
-    for row in rows:
+    start, _ = set_range(set_id)
+    for number, row in enumerate(rows):
         yield from execute(
-            f"INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)"
+            f"INSERT INTO {JOURNAL_TABLE} (id, table_name, action, before, after)"
             " VALUES (?, ?, ?, ?, ?)",
-            (set_id, row["table_name"], row["action"], row["before"], row["after"]),
+            (start + number, row["table_name"], row["action"], row["before"], row["after"]),
         )
 
 
@@ -450,8 +454,8 @@ def undo_thread(
         raise JournalError(f"thread {thread_id} has no change in effect{where} to undo")
     yield from _check_tables(targets)
     undo = undo_id or f"undo-{uuid4().hex[:10]}"
-    set_id = yield from _open_set(
-        ChangeContext(thread_id=undo, call_id=undo, tool="undo", reverts=thread_id)
+    set_id = yield from _insert_set(
+        ChangeContext(thread_id=undo, call_id=undo, tool="undo", reverts=thread_id), writing=True
     )
     conflicts: list[str] = []
     for change in reversed(targets):
@@ -460,7 +464,7 @@ def undo_thread(
             conflicts.append(_conflict_line(change, current))
             continue
         yield from _apply(change)
-    rows = yield from fetch_all(_SELECT + " WHERE j.set_id = ? ORDER BY j.id", (set_id,))
+    rows = yield from fetch_all(_SELECT + " WHERE s.id = ? ORDER BY j.id", (set_id,))
     made = row_changes([dict(row) for row in rows])
     if len(made) > len(targets) - len(conflicts):
         expected = {(c.table, json.dumps(c.key, sort_keys=True)) for c in targets}

@@ -1,23 +1,28 @@
-"""The change journal's tables and triggers (migration 3), on SQLite and PostgreSQL.
+"""The change journal's tables and triggers (migrations 3 and 4), on SQLite and PostgreSQL.
 
 ``change_sets`` holds one row per journaled tool call (or undo): thread, call id, tool,
-LangGraph step and checkpoint, whether it was a dry run, and which undo reverted it.
-``change_journal`` holds one row per row the call changed: the table, the action and the
-row's values before and after (JSON; NULL before an insert, after a delete). Triggers on
-the tables a tool or an undo writes fill it, in the transaction of the write itself, but
-only while ``journal_context`` names the open change set: the store puts it there at the
-start of a journaled transaction and removes it before COMMIT
-(:mod:`noema_graph.noema.journal`), so writes outside a tool call (the sample data, a
-learner's own script) are not journaled.
+LangGraph step and checkpoint, whether it was a dry run, which undo reverted it, and
+``writing`` (1 while the call writes, NULL once it committed). ``change_journal`` holds one row
+per row the call changed: the table, the action and the row's values before and after (JSON;
+NULL before an insert, after a delete). A journal row's id is its set's id times
+:data:`SET_SPAN` plus its number in the set, so a set's rows are one range of the table's
+own key: no second index, and COMMIT writes the set's page, its thread index entry and the
+journal's last page (migration 3 wrote six pages: a ``journal_context`` row, a journal index
+on ``set_id``, a ``reverts`` index entry for every set). Triggers on the tables a tool or an
+undo writes fill the journal in the transaction of the write itself, but only while the
+newest change set is open: the store opens it at the start of a journaled transaction and
+closes it before COMMIT (:mod:`noema_graph.noema.journal`), so writes outside a tool call
+(the sample data, a learner's own script) are not journaled.
 
 The SQLite triggers are kept short because SQLite parses every trigger of the schema each
-time a connection opens (the domain tools open the store per call): values are a JSON array
-in :data:`JOURNALED` column order (the key is read from them), the call's identity is one
-id. ``users``, ``decks`` and ``categories`` have none: no tool writes them, and an undo only
-writes journaled rows (whose cascades reach only child tables). SQLite's JSON keeps 15
-significant digits of a REAL; REAL columns are written with ``printf('%!.17g')``, which
-reads back as the same double, so an undo restores an FSRS stability bit for bit.
-PostgreSQL's ``to_jsonb`` (an object) is exact already.
+time a connection opens: values are a JSON array in :data:`JOURNALED` column order (the key
+is read from them). ``users``, ``decks`` and ``categories`` have none: no tool writes them,
+and an undo only writes journaled rows (whose cascades reach only child tables). SQLite's
+JSON keeps 15 significant digits of a REAL; REAL columns are written with
+``printf('%!.17g')``, which reads back as the same double, so an undo restores an FSRS
+stability bit for bit. PostgreSQL's ``to_jsonb`` (an object) is exact already; there the
+open set is the newest one with ``writing = 1`` that the transaction sees (a partial index),
+since concurrent writers do not see each other's open sets.
 """
 
 from __future__ import annotations
@@ -93,6 +98,9 @@ JOURNALED: dict[str, JournaledTable] = {
 JOURNAL_TABLE = "change_journal"
 SETS_TABLE = "change_sets"
 CONTEXT_TABLE = "journal_context"
+"""Migration 3's one-row table naming the open set; migration 4 drops it."""
+SET_SPAN = 4_294_967_296
+"""Journal ids per change set (2**32): set ``s`` owns ``s * SET_SPAN`` up to the next set's."""
 UNWATCHED = frozenset({"users", "decks", "categories"})
 """Learner tables without triggers: no tool writes them (see the module docstring)."""
 
@@ -202,3 +210,93 @@ JOURNAL_POSTGRES: tuple[str, ...] = (
     *(_postgres_trigger(table) for table in WATCHED),
 )
 """Migration 3 on PostgreSQL: the same tables, one trigger function for every table."""
+
+
+def set_range(set_id: int) -> tuple[int, int]:
+    """Return the first and last journal id change set ``set_id`` owns (migration 4)."""
+    return set_id * SET_SPAN, (set_id + 1) * SET_SPAN - 1
+
+
+_JOURNAL_4 = f"""CREATE TABLE {JOURNAL_TABLE}_4 (
+        id INTEGER PRIMARY KEY,
+        table_name TEXT NOT NULL,
+        action TEXT NOT NULL CHECK (action IN ('insert', 'update', 'delete')),
+        before TEXT,
+        after TEXT
+    )"""
+_RENUMBER = (
+    f"INSERT INTO {JOURNAL_TABLE}_4 (id, table_name, action, before, after)"
+    f" SELECT set_id * {SET_SPAN} + row_number() OVER (PARTITION BY set_id ORDER BY id) - 1,"
+    f" table_name, action, before, after FROM {JOURNAL_TABLE}"
+)
+_RESHAPE = (  # both databases: the journal keyed by set, the open flag, a partial index
+    _JOURNAL_4,
+    _RENUMBER,
+    f"DROP TABLE {JOURNAL_TABLE}",
+    f"ALTER TABLE {JOURNAL_TABLE}_4 RENAME TO {JOURNAL_TABLE}",
+    f"DROP TABLE {CONTEXT_TABLE}",
+    f"ALTER TABLE {SETS_TABLE} ADD COLUMN writing INTEGER",
+    "DROP INDEX change_sets_reverts",
+    f"CREATE INDEX change_sets_reverts ON {SETS_TABLE}(reverts) WHERE reverts IS NOT NULL",
+)
+_NEXT_ID = f"max(s.id*{SET_SPAN},ifnull((SELECT max(id) FROM {JOURNAL_TABLE}),0)+1)"
+"""The next journal id of the open set ``s``: the newest set's rows are the table's last."""
+
+
+def _sqlite_triggers_4(table: str, spec: JournaledTable) -> tuple[str, ...]:
+    new, old = _sqlite_row("NEW", spec), _sqlite_row("OLD", spec)
+    rows = {"insert": ("NULL", new), "update": (old, new), "delete": (old, "NULL")}
+    return tuple(
+        f"CREATE TRIGGER {table}_journal_{action} AFTER {action.upper()} ON {table} BEGIN "
+        f"INSERT INTO {JOURNAL_TABLE}(id,table_name,action,before,after) SELECT {_NEXT_ID},"
+        f"'{table}','{action}',{before},{after} FROM {SETS_TABLE} s"
+        f" WHERE s.id=(SELECT max(id) FROM {SETS_TABLE}) AND s.writing=1; END"
+        for action, (before, after) in rows.items()
+    )
+
+
+_POSTGRES_FUNCTION_4 = f"""CREATE OR REPLACE FUNCTION noema_journal() RETURNS trigger AS $body$
+DECLARE
+    open_set bigint;
+    next_id bigint;
+    old_row jsonb;
+    new_row jsonb;
+BEGIN
+    SELECT id INTO open_set FROM {SETS_TABLE} WHERE writing = 1 ORDER BY id DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        old_row := to_jsonb(OLD);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        new_row := to_jsonb(NEW);
+    END IF;
+    IF TG_OP = 'UPDATE' AND old_row = new_row THEN
+        RETURN NULL;
+    END IF;
+    SELECT COALESCE(MAX(id) + 1, open_set * {SET_SPAN}) INTO next_id FROM {JOURNAL_TABLE}
+    WHERE id >= open_set * {SET_SPAN} AND id < (open_set + 1) * {SET_SPAN};
+    INSERT INTO {JOURNAL_TABLE} (id, table_name, action, before, after)
+    VALUES (next_id, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);
+    RETURN NULL;
+END
+$body$ LANGUAGE plpgsql"""
+
+JOURNAL4_SQLITE: tuple[str, ...] = (
+    *(
+        f"DROP TRIGGER {table}_journal_{action}"
+        for table in WATCHED
+        for action in ("insert", "update", "delete")
+    ),
+    *_RESHAPE,
+    *(stmt for table, spec in WATCHED.items() for stmt in _sqlite_triggers_4(table, spec)),
+)
+"""Migration 4 on SQLite: the journal keyed by set, no context table, new triggers."""
+
+JOURNAL4_POSTGRES: tuple[str, ...] = (
+    *(postgres_ddl(stmt) for stmt in _RESHAPE),
+    f"CREATE INDEX change_sets_writing ON {SETS_TABLE}(id) WHERE writing = 1",
+    _POSTGRES_FUNCTION_4,
+)
+"""Migration 4 on PostgreSQL: the same tables; the triggers stay, their function changes."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from noema_graph.noema.journal_schema import (
-    CONTEXT_TABLE,
+    JOURNAL4_POSTGRES,
+    JOURNAL4_SQLITE,
     JOURNAL_POSTGRES,
     JOURNAL_SQLITE,
     JOURNAL_TABLE,
@@ -192,15 +193,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core learning tables", _CORE, _POSTGRES_CORE),
     Migration(2, "full-text search over cards", _SEARCH, _POSTGRES_SEARCH),
     Migration(3, "change journal of tool writes", JOURNAL_SQLITE, JOURNAL_POSTGRES),
+    Migration(4, "change journal keyed by change set", JOURNAL4_SQLITE, JOURNAL4_POSTGRES),
 )
 """Every migration, oldest first."""
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema version this code writes."""
 
-HISTORY_TABLES: frozenset[str] = frozenset(
-    {"schema_version", JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE}
-)
+HISTORY_TABLES: frozenset[str] = frozenset({"schema_version", JOURNAL_TABLE, SETS_TABLE})
 """Tables that record history or bookkeeping rather than a learner's data.
 
 A comparison of the learner's data before and after a run (the evaluation's end-state check,

@@ -13,12 +13,20 @@ from noema_graph.noema.journal import (
     journaled,
     thread_changes,
     undo_thread,
+    undos_of,
 )
-from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, JOURNALED, SETS_TABLE
-from noema_graph.noema.schema import HISTORY_TABLES
+from noema_graph.noema.journal_schema import (
+    CONTEXT_TABLE,
+    JOURNAL_TABLE,
+    JOURNALED,
+    SETS_TABLE,
+    set_range,
+)
+from noema_graph.noema.schema import HISTORY_TABLES, MIGRATIONS
+from noema_graph.noema.sql import INSERT_DECK
 from noema_graph.noema.store import AsyncLearningStore, DryRun, LearningStore
 from noema_graph.storage.sql.driver import Op, execute, fetch_all, insert
-from tests.noema.conftest import table_names
+from tests.noema.conftest import Locate, table_names
 from tests.noema.journal_helpers import as_call, snapshot
 
 
@@ -41,13 +49,19 @@ def _card(store: LearningStore, category: int | None = None) -> int:
     return int(made.card_ids[0])
 
 
+def _writing_sets(store: LearningStore) -> list[int]:
+    """Return the change sets still open (none once a journaled transaction ends)."""
+    query = f"SELECT id FROM {SETS_TABLE} WHERE writing IS NOT NULL"
+    return [int(row["id"]) for row in store.run(fetch_all(query), write=False)]
+
+
 def test_the_journal_names_every_learner_table_and_history_leaves_it_out(
     store: LearningStore,
 ) -> None:
     tables = table_names(store)
     learner = {t for t in tables if t not in HISTORY_TABLES and not t.startswith("cards_fts")}
     assert learner == set(JOURNALED)
-    assert {JOURNAL_TABLE, CONTEXT_TABLE} <= HISTORY_TABLES
+    assert {JOURNAL_TABLE, SETS_TABLE} <= HISTORY_TABLES
     for table, spec in JOURNALED.items():
         row = store.run(fetch_all(f"SELECT * FROM {table} LIMIT 0"), write=False)
         assert row == []
@@ -88,10 +102,10 @@ def test_writes_outside_a_call_and_reads_are_not_journaled(store: LearningStore)
     _card(store)
     store.call_journaled("search_cards", {"query": "Spain"}, as_call("t1", "c1", "search_cards"))
     assert store.run(fetch_all(f"SELECT * FROM {JOURNAL_TABLE}"), write=False) == []
-    assert store.run(fetch_all(f"SELECT * FROM {CONTEXT_TABLE}"), write=False) == []
+    assert _writing_sets(store) == []
 
 
-def test_updates_that_change_nothing_are_left_out_and_keep_no_empty_set(
+def test_updates_that_change_nothing_are_left_out_and_their_set_shows_nothing(
     store: LearningStore,
 ) -> None:
     first, second = _card(store), _card(store)
@@ -105,8 +119,11 @@ def test_updates_that_change_nothing_are_left_out_and_keep_no_empty_set(
         yield from execute("UPDATE cards SET back = 'Sevilla' WHERE id = ?", (second,))
 
     store.run(journaled(same(first, second), as_call("t1", "c1", "update_card")))
-    assert store.run(fetch_all(f"SELECT * FROM {SETS_TABLE}"), write=False) == []
-    assert store.run(fetch_all(f"SELECT * FROM {JOURNAL_TABLE}"), write=False) == []
+    assert store.run(thread_changes("t1"), write=False) == []  # the set is kept, closed
+    assert len(store.run(fetch_all(f"SELECT * FROM {SETS_TABLE}"), write=False)) == 1
+    assert _writing_sets(store) == []
+    with pytest.raises(JournalError, match="no change in effect"):
+        store.run(undo_thread("t1"))
     store.run(journaled(then_real(), as_call("t1", "c2", "update_card")))
     (change,) = store.run(thread_changes("t1"), write=False)
     assert (change.key, change.after and change.after["back"]) == ({"id": second}, "Sevilla")
@@ -128,7 +145,7 @@ def test_a_failing_write_leaves_neither_rows_nor_journal(store: LearningStore) -
         )
     assert snapshot(store) == before
     assert store.run(fetch_all(f"SELECT * FROM {JOURNAL_TABLE}"), write=False) == []
-    assert store.run(fetch_all(f"SELECT * FROM {CONTEXT_TABLE}"), write=False) == []
+    assert _writing_sets(store) == []
 
 
 def test_undo_restores_every_table_and_can_itself_be_undone(store: LearningStore) -> None:
@@ -312,3 +329,44 @@ async def test_the_async_store_journals_and_runs_dry_too(astore: AsyncLearningSt
     ]
     await astore.run(undo_thread("t1"))
     assert await astore.run(fetch_all("SELECT * FROM card_flags"), write=False) == []
+
+
+def _journaled_on_schema_3(card: int, category: int) -> Op[None]:
+    """Move ``card`` as migration 3's journal did: a change set named in journal_context."""
+    set_id = yield from insert(
+        f"INSERT INTO {SETS_TABLE} (thread_id, call_id, tool, step, checkpoint_id, dry_run,"
+        " reverts, created_at) VALUES ('old', 'c1', 'move_card', 2, NULL, 0, NULL, ?)",
+        ("2026-01-01T00:00:00+00:00",),
+    )
+    yield from execute(f"INSERT INTO {CONTEXT_TABLE} (set_id) VALUES (?)", (set_id,))
+    yield from execute("UPDATE cards SET category_id = ? WHERE id = ?", (category, card))
+    yield from execute(f"DELETE FROM {CONTEXT_TABLE}")
+
+
+def test_a_schema_3_journal_is_carried_into_schema_4_and_still_undoes(locate: Locate) -> None:
+    where = locate("old")
+    with LearningStore.open(where, migrations=MIGRATIONS[:3]) as old:
+        old.run(insert(INSERT_DECK, ("Basics", "", "2025-01-01T00:00:00+00:00")))
+        capitals, geography = _categories(old)
+        card = _card(old, capitals)
+        old.run(_journaled_on_schema_3(card, geography))
+        (stored,) = old.run(fetch_all(f"SELECT set_id FROM {JOURNAL_TABLE}"), write=False)
+    with LearningStore.open(where) as new:
+        assert new.migration is not None and new.migration.applied == (4,)
+        (change,) = new.run(thread_changes("old"), write=False)
+        assert (change.call_id, change.tool, change.step, change.table) == (
+            "c1",
+            "move_card",
+            2,
+            "cards",
+        )
+        assert change.before is not None and change.after is not None
+        assert (change.before["category_id"], change.after["category_id"]) == (capitals, geography)
+        assert (change.set_id, change.id) == (stored["set_id"], set_range(stored["set_id"])[0])
+        assert "journal_context" not in table_names(new)
+        new.run(undo_thread("old"))
+        row = new.run(fetch_all("SELECT category_id FROM cards WHERE id = ?", (card,)), write=False)
+        assert row[0]["category_id"] == capitals
+        (undo,) = new.run(undos_of("old"), write=False)
+        assert [c.action for c in new.run(thread_changes(undo), write=False)] == ["update"]
+        assert _writing_sets(new) == []

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from noema_graph.errors import NoemaError
 from noema_graph.noema.journal import JournalError, UndoConflict, undo_thread
-from noema_graph.noema.journal_schema import JOURNAL_TABLE, SETS_TABLE
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SET_SPAN, SETS_TABLE
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.journal_helpers import as_call, snapshot
@@ -232,14 +232,18 @@ def _last_id(store: LearningStore) -> int:
 def undo_everything(store: LearningStore, tally: Tally) -> None:
     """Revert every change set the sequence made, newest first: the store is then as before.
 
+    Sets whose call changed nothing (kept, showing nothing) have nothing to revert.
+
     A tool call is reverted by ``undo THREAD --step`` its step (steps are unique), an undo by
     ``undo UNDO_ID``. Each must succeed: no conflict may remain once everything newer is
     reverted.
     """
     sets = store.run(
         fetch_all(
-            f"SELECT thread_id, tool, step FROM {SETS_TABLE}"
-            " WHERE dry_run = 0 AND id > ? ORDER BY id DESC",
+            f"SELECT thread_id, tool, step FROM {SETS_TABLE} s WHERE dry_run = 0 AND id > ?"
+            f" AND EXISTS (SELECT 1 FROM {JOURNAL_TABLE} WHERE id BETWEEN s.id * {SET_SPAN}"
+            f" AND s.id * {SET_SPAN} + {SET_SPAN - 1} AND (action <> 'update' OR before <> after))"
+            " ORDER BY id DESC",
             (tally.since,),
         ),
         write=False,
