@@ -219,9 +219,7 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
         WouldChange: ``change.dry_run``: after ``op`` ran; the caller's transaction rolls
             back and :func:`record_dry_run` stores the rows.
     """
-    opened = yield Statement(
-        OPEN_SET, (*_set_values(change), change.thread_id), returns_id=True
-    )
+    opened = yield Statement(OPEN_SET, (*_set_values(change), change.thread_id), returns_id=True)
     if opened.rowcount == 1 and opened.lastrowid is not None:
         set_id = opened.lastrowid
     else:  # a change of the thread was reverted: is that undo in effect?
