@@ -43,6 +43,7 @@ from noema_graph.agents.domain_tools import domain_spec  # noqa: E402  # after t
 from noema_graph.context import RunContext, RunScope, run_scope  # noqa: E402
 from noema_graph.noema.demo import write_demo_data  # noqa: E402
 from noema_graph.noema.journal import ChangeContext  # noqa: E402
+from noema_graph.noema.journal_schema import CONTEXT_TABLE, JOURNAL_TABLE, SETS_TABLE  # noqa: E402
 from noema_graph.noema.operations import DOMAIN_OPERATIONS  # noqa: E402
 from noema_graph.noema.schema import MIGRATIONS  # noqa: E402
 from noema_graph.noema.store import LearningStore  # noqa: E402
@@ -81,8 +82,8 @@ def without_journal(path: Path) -> None:
         for (name,) in triggers:
             conn.execute(f"DROP TRIGGER {name}")
         tables = conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN"
-            " ('change_journal', 'change_sets', 'journal_context')"
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?, ?)",
+            (JOURNAL_TABLE, SETS_TABLE, CONTEXT_TABLE),
         ).fetchall()
         for (name,) in tables:
             conn.execute(f"DROP TABLE {name}")

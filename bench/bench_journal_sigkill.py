@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from noema_graph.errors import NoemaError  # noqa: E402  # after the path
 from noema_graph.noema.demo import write_demo_data  # noqa: E402
 from noema_graph.noema.journal import ChangeContext, thread_changes, undo_thread  # noqa: E402
-from noema_graph.noema.journal_schema import JOURNAL_TABLE, SET_SPAN, SETS_TABLE  # noqa: E402
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SETS_TABLE, in_set  # noqa: E402
 from noema_graph.noema.store import LearningStore  # noqa: E402
 from noema_graph.storage.sql.driver import fetch_all  # noqa: E402
 from tests.noema.journal_helpers import snapshot  # noqa: E402
@@ -73,7 +73,7 @@ def check(path: Path, thread: str, before: Any) -> tuple[int, int]:
         empty = store.run(
             fetch_all(
                 f"SELECT id FROM {SETS_TABLE} s WHERE NOT EXISTS (SELECT 1 FROM {JOURNAL_TABLE} j"
-                f" WHERE j.id BETWEEN s.id * {SET_SPAN} AND s.id * {SET_SPAN} + {SET_SPAN - 1})"
+                f" WHERE j.id {in_set('s.id')})"
             ),
             write=False,
         )

@@ -36,7 +36,7 @@ SETUPS: dict[str, tuple[str, ...]] = {
     "plain": ("DROP TRIGGER cards_journal_update",),
     "journal": (),
 }
-SET_VALUES = ("bench", "move_card", None, None, 0, None, "2026-11-28T00:00:00+00:00")
+CREATED = "2026-11-28T00:00:00+00:00"
 
 
 def connect(path: Path, setup: tuple[str, ...]) -> sqlite3.Connection:
@@ -60,8 +60,9 @@ def transaction(conn: sqlite3.Connection, i: int, journal: bool, cpu: dict[str, 
     run("BEGIN", "BEGIN IMMEDIATE")
     set_id = None
     if journal:
-        thread, tool, *rest = SET_VALUES
-        set_id = run("open the set", OPEN_SET, (thread, f"c{i}", tool, i, *rest[1:], thread))
+        # thread, call, tool, step, checkpoint, dry run, reverts, created; the thread again
+        values = ("bench", f"c{i}", "move_card", i, None, 0, None, CREATED, "bench")
+        set_id = run("open the set", OPEN_SET, values)
     card = 1 + i % 150
     run("SELECT card", "SELECT * FROM cards WHERE id = ?", (card,))
     run(

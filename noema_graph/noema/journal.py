@@ -53,6 +53,7 @@ from noema_graph.noema.journal_schema import (
     JOURNALED,
     SET_SPAN,
     SETS_TABLE,
+    in_set,
     set_range,
 )
 from noema_graph.storage.sql.driver import Op, Statement, execute, fetch_all, fetch_one, insert
@@ -171,7 +172,7 @@ _SELECT = (
     f"SELECT j.id, j.id / {SET_SPAN} AS set_id, j.table_name, j.action, j.before, j.after,"
     " s.thread_id, s.call_id, s.tool, s.step, s.checkpoint_id, s.dry_run, s.reverts,"
     f" s.undone_by, s.created_at FROM {SETS_TABLE} s JOIN {JOURNAL_TABLE} j"
-    f" ON j.id BETWEEN s.id * {SET_SPAN} AND s.id * {SET_SPAN} + {SET_SPAN - 1}"
+    f" ON j.id {in_set('s.id')}"
 )
 CLOSE_SET = f"UPDATE {SETS_TABLE} SET writing = NULL WHERE id = ?"
 """Stop journaling under a change set (its id), before COMMIT."""
@@ -198,6 +199,12 @@ def _insert_set(change: ChangeContext, *, writing: bool) -> Op[int]:
     """
     set_id = yield from insert(_INSERT_SET, (*_set_values(change), 1 if writing else None))
     return set_id
+
+
+def _set_rows(set_id: int) -> Op[list[dict[str, object]]]:
+    """Return the journal rows of change set ``set_id`` as read, oldest first."""
+    rows = yield from fetch_all(_SELECT + " WHERE s.id = ? ORDER BY j.id", (set_id,))
+    return [dict(row) for row in rows]
 
 
 def _close_set(set_id: int) -> Op[None]:
@@ -235,8 +242,8 @@ def journaled(op: Op[T], change: ChangeContext) -> Op[T]:
         set_id = yield from _insert_set(change, writing=True)
     result = yield from op
     if change.dry_run:
-        rows = yield from fetch_all(_SELECT + " WHERE s.id = ? ORDER BY j.id", (set_id,))
-        raise WouldChange(result, [dict(row) for row in rows])
+        rows = yield from _set_rows(set_id)
+        raise WouldChange(result, rows)
     yield from _close_set(set_id)
     return result
 
@@ -462,8 +469,8 @@ def undo_thread(
             conflicts.append(_conflict_line(change, current))
             continue
         yield from _apply(change)
-    rows = yield from fetch_all(_SELECT + " WHERE s.id = ? ORDER BY j.id", (set_id,))
-    made = row_changes([dict(row) for row in rows])
+    rows = yield from _set_rows(set_id)
+    made = row_changes(rows)
     if len(made) > len(targets) - len(conflicts):
         expected = {(c.table, json.dumps(c.key, sort_keys=True)) for c in targets}
         for extra in made:

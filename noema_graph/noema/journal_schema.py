@@ -163,13 +163,15 @@ def _sqlite_triggers(table: str, spec: JournaledTable) -> tuple[str, ...]:
     )
 
 
-_POSTGRES_FUNCTION = f"""CREATE FUNCTION noema_journal() RETURNS trigger AS $body$
+def _postgres_function(create: str, variables: str, find_set: str, insert: str) -> str:
+    """Return the plpgsql trigger function: find the open set, skip no-op updates, insert."""
+    return f"""{create} noema_journal() RETURNS trigger AS $body$
 DECLARE
     open_set bigint;
-    old_row jsonb;
+{variables}    old_row jsonb;
     new_row jsonb;
 BEGIN
-    SELECT set_id INTO open_set FROM {CONTEXT_TABLE} LIMIT 1;
+    {find_set}
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
@@ -182,11 +184,19 @@ BEGIN
     IF TG_OP = 'UPDATE' AND old_row = new_row THEN
         RETURN NULL;
     END IF;
-    INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)
-    VALUES (open_set, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);
+{insert}
     RETURN NULL;
 END
 $body$ LANGUAGE plpgsql"""
+
+
+_POSTGRES_FUNCTION = _postgres_function(
+    "CREATE FUNCTION",
+    "",
+    f"SELECT set_id INTO open_set FROM {CONTEXT_TABLE} LIMIT 1;",
+    f"""    INSERT INTO {JOURNAL_TABLE} (set_id, table_name, action, before, after)
+    VALUES (open_set, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);""",
+)
 
 
 def _postgres_trigger(table: str) -> str:
@@ -215,6 +225,11 @@ JOURNAL_POSTGRES: tuple[str, ...] = (
 def set_range(set_id: int) -> tuple[int, int]:
     """Return the first and last journal id change set ``set_id`` owns (migration 4)."""
     return set_id * SET_SPAN, (set_id + 1) * SET_SPAN - 1
+
+
+def in_set(set_id: str) -> str:
+    """Return SQL testing that a journal id lies in the set whose id is the SQL ``set_id``."""
+    return f"BETWEEN {set_id} * {SET_SPAN} AND {set_id} * {SET_SPAN} + {SET_SPAN - 1}"
 
 
 _JOURNAL_4 = f"""CREATE TABLE {JOURNAL_TABLE}_4 (
@@ -255,33 +270,15 @@ def _sqlite_triggers_4(table: str, spec: JournaledTable) -> tuple[str, ...]:
     )
 
 
-_POSTGRES_FUNCTION_4 = f"""CREATE OR REPLACE FUNCTION noema_journal() RETURNS trigger AS $body$
-DECLARE
-    open_set bigint;
-    next_id bigint;
-    old_row jsonb;
-    new_row jsonb;
-BEGIN
-    SELECT id INTO open_set FROM {SETS_TABLE} WHERE writing = 1 ORDER BY id DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP <> 'INSERT' THEN
-        old_row := to_jsonb(OLD);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        new_row := to_jsonb(NEW);
-    END IF;
-    IF TG_OP = 'UPDATE' AND old_row = new_row THEN
-        RETURN NULL;
-    END IF;
-    SELECT COALESCE(MAX(id) + 1, open_set * {SET_SPAN}) INTO next_id FROM {JOURNAL_TABLE}
+_POSTGRES_FUNCTION_4 = _postgres_function(
+    "CREATE OR REPLACE FUNCTION",
+    "    next_id bigint;\n",
+    f"SELECT id INTO open_set FROM {SETS_TABLE} WHERE writing = 1 ORDER BY id DESC LIMIT 1;",
+    f"""    SELECT COALESCE(MAX(id) + 1, open_set * {SET_SPAN}) INTO next_id FROM {JOURNAL_TABLE}
     WHERE id >= open_set * {SET_SPAN} AND id < (open_set + 1) * {SET_SPAN};
     INSERT INTO {JOURNAL_TABLE} (id, table_name, action, before, after)
-    VALUES (next_id, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);
-    RETURN NULL;
-END
-$body$ LANGUAGE plpgsql"""
+    VALUES (next_id, TG_TABLE_NAME, lower(TG_OP), old_row::text, new_row::text);""",
+)
 
 JOURNAL4_SQLITE: tuple[str, ...] = (
     *(

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from noema_graph.errors import NoemaError
 from noema_graph.noema.journal import JournalError, UndoConflict, undo_thread
-from noema_graph.noema.journal_schema import JOURNAL_TABLE, SET_SPAN, SETS_TABLE
+from noema_graph.noema.journal_schema import JOURNAL_TABLE, SETS_TABLE, in_set
 from noema_graph.noema.store import LearningStore
 from noema_graph.storage.sql.driver import fetch_all
 from tests.noema.journal_helpers import as_call, snapshot
@@ -241,8 +241,8 @@ def undo_everything(store: LearningStore, tally: Tally) -> None:
     sets = store.run(
         fetch_all(
             f"SELECT thread_id, tool, step FROM {SETS_TABLE} s WHERE dry_run = 0 AND id > ?"
-            f" AND EXISTS (SELECT 1 FROM {JOURNAL_TABLE} WHERE id BETWEEN s.id * {SET_SPAN}"
-            f" AND s.id * {SET_SPAN} + {SET_SPAN - 1} AND (action <> 'update' OR before <> after))"
+            f" AND EXISTS (SELECT 1 FROM {JOURNAL_TABLE} WHERE id {in_set('s.id')}"
+            " AND (action <> 'update' OR before <> after))"
             " ORDER BY id DESC",
             (tally.since,),
         ),
